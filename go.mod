@@ -1,0 +1,3 @@
+module github.com/altairalabs/promptkit-sandbox
+
+go 1.26

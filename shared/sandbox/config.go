@@ -1,0 +1,97 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// DecodeConfig fills dst (a pointer to a struct with json tags) from a
+// factory's cfg map. Keys dst does not declare are rejected with an error
+// naming the key, so a typo in a RuntimeConfig fails at load instead of
+// being silently ignored.
+func DecodeConfig(cfg map[string]any, dst any) error {
+	if len(cfg) == 0 {
+		return nil
+	}
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return fmt.Errorf("config: %s", configErrorText(err))
+	}
+	return nil
+}
+
+// configErrorText rewords encoding/json's messages, which talk about Go
+// types, into what a user editing YAML needs to know.
+func configErrorText(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			return fmt.Sprintf("key %q: expected %s, got %s", te.Field, describeKind(te.Type.Kind().String()), te.Value)
+		}
+		return fmt.Sprintf("expected %s, got %s", describeKind(te.Type.Kind().String()), te.Value)
+	}
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return "unknown key " + rest
+	}
+	return strings.TrimPrefix(msg, "json: ")
+}
+
+func describeKind(k string) string {
+	switch k {
+	case "slice", "array":
+		return "a list"
+	case "map", "struct":
+		return "a mapping"
+	case "int", "int64", "int32", "uint", "uint64", "uint32":
+		return "an integer"
+	case "float64", "float32":
+		return "a number"
+	case "bool":
+		return "true or false"
+	}
+	return "a " + k
+}
+
+// Duration is a time.Duration that decodes from a Go duration string
+// ("1.5s", "500ms") or from a number of milliseconds.
+type Duration time.Duration
+
+// UnmarshalJSON accepts "250ms"-style strings and integer milliseconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("invalid duration %q (want e.g. \"500ms\", \"2s\")", s)
+		}
+		if v < 0 {
+			return fmt.Errorf("invalid duration %q: negative", s)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var ms int64
+	if err := json.Unmarshal(b, &ms); err != nil {
+		return fmt.Errorf("invalid duration %s (want a string such as \"2s\" or integer milliseconds)", b)
+	}
+	if ms < 0 {
+		return fmt.Errorf("invalid duration %d: negative", ms)
+	}
+	*d = Duration(time.Duration(ms) * time.Millisecond)
+	return nil
+}
+
+// MarshalJSON writes the duration as a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}

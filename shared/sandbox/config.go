@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"sort"
 	"strings"
 	"time"
 )
@@ -21,17 +23,50 @@ func DecodeConfig(cfg map[string]any, dst any) error {
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return fmt.Errorf("config: %s", configErrorText(err))
+	if err := decodeStrict(raw, dst); err != nil {
+		return fmt.Errorf("config: %s", configErrorText(keyOf(cfg, dst, err), err))
 	}
 	return nil
 }
 
+func decodeStrict(raw []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(dst)
+}
+
+// keyOf finds the key whose value caused err by decoding the keys one at a
+// time into a scratch value: errors raised by a field's own UnmarshalJSON
+// (a bad duration, say) do not say which key they came from.
+func keyOf(cfg map[string]any, dst any, err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) || strings.HasPrefix(err.Error(), "json: unknown field ") {
+		return ""
+	}
+	t := reflect.TypeOf(dst)
+	if t.Kind() != reflect.Pointer {
+		return ""
+	}
+	keys := make([]string, 0, len(cfg))
+	for k := range cfg {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		raw, merr := json.Marshal(map[string]any{k: cfg[k]})
+		if merr != nil {
+			continue
+		}
+		if decodeStrict(raw, reflect.New(t.Elem()).Interface()) != nil {
+			return k
+		}
+	}
+	return ""
+}
+
 // configErrorText rewords encoding/json's messages, which talk about Go
 // types, into what a user editing YAML needs to know.
-func configErrorText(err error) string {
+func configErrorText(key string, err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		if te.Field != "" {
@@ -43,7 +78,11 @@ func configErrorText(err error) string {
 	if rest, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
 		return "unknown key " + rest
 	}
-	return strings.TrimPrefix(msg, "json: ")
+	msg = strings.TrimPrefix(msg, "json: ")
+	if key != "" {
+		return fmt.Sprintf("key %q: %s", key, msg)
+	}
+	return msg
 }
 
 func describeKind(k string) string {

@@ -41,8 +41,8 @@ func TestDecodeConfigErrors(t *testing.T) {
 		{map[string]any{"output_limit": "big"}, `config: key "output_limit": expected an integer, got string`},
 		{map[string]any{"mounts": "a:b"}, `config: key "mounts": expected a list, got string`},
 		{map[string]any{"clean_env": "yes"}, `config: key "clean_env": expected true or false, got string`},
-		{map[string]any{"timeout": "soon"}, `config: invalid duration "soon" (want e.g. "500ms", "2s")`},
-		{map[string]any{"timeout": -5}, `config: invalid duration -5: negative`},
+		{map[string]any{"timeout": "soon"}, `config: key "timeout": invalid duration "soon" (want e.g. "500ms", "2s")`},
+		{map[string]any{"timeout": -5}, `config: key "timeout": invalid duration -5: negative`},
 	}
 	for _, tc := range cases {
 		var c testConfig

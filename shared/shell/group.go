@@ -1,0 +1,96 @@
+package shell
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// group takes a process group down when the timeout fires, the context is
+// done or Stop is called, and again when the leader exits. Every signal is
+// sent under mu and only while the leader is unreaped, so the group ID
+// still names our group.
+type group struct {
+	mu      sync.Mutex
+	pgid    int
+	grace   time.Duration
+	exited  bool  // the leader has exited; Wait owns the rest
+	cause   error // why we started terminating; nil if we never did
+	timeout *time.Timer
+	kill    *time.Timer
+	stopCtx func() bool
+}
+
+// arm starts the timeout and ties the group to ctx. No timer runs and no
+// goroutine waits until one of them fires.
+func (g *group) arm(ctx context.Context, p *Process, timeout time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pgid = p.pid
+	g.grace = p.opts.KillGrace
+	what := describe(p.command)
+	if timeout > 0 {
+		g.timeout = time.AfterFunc(timeout, func() {
+			g.terminate(&sandbox.Error{
+				Kind: sandbox.KindTimeout,
+				Msg:  fmt.Sprintf("%s: timed out after %s", what, timeout),
+			})
+		})
+	}
+	g.stopCtx = context.AfterFunc(ctx, func() {
+		g.terminate(sandbox.ContextError(ctx, what, 0))
+	})
+}
+
+// terminate sends SIGTERM to the group and schedules SIGKILL after the
+// grace. The first cause wins; after the leader has exited it does nothing.
+func (g *group) terminate(cause error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.exited || g.cause != nil {
+		return
+	}
+	g.cause = cause
+	if g.grace < 0 {
+		g.signal(syscall.SIGKILL)
+		return
+	}
+	g.signal(syscall.SIGTERM)
+	g.kill = time.AfterFunc(g.grace, func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if !g.exited {
+			g.signal(syscall.SIGKILL)
+		}
+	})
+}
+
+// leaderExited kills whatever is left of the group, disarms the timers
+// and returns the termination cause, if any. The caller must not have
+// reaped the leader yet.
+func (g *group) leaderExited() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.signal(syscall.SIGKILL)
+	g.exited = true
+	if g.timeout != nil {
+		g.timeout.Stop()
+	}
+	if g.kill != nil {
+		g.kill.Stop()
+	}
+	if g.stopCtx != nil {
+		g.stopCtx()
+	}
+	return g.cause
+}
+
+func (g *group) signal(sig syscall.Signal) {
+	// ESRCH cannot happen while the leader is unreaped; nothing else is
+	// worth reporting from here.
+	_ = syscall.Kill(-g.pgid, sig)
+}

@@ -1,0 +1,34 @@
+package shell
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// roleEnv makes the test binary act as a host process for tests that must
+// kill the host itself.
+const roleEnv = "SHELL_TEST_ROLE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(roleEnv) == "pdeathsig-host" {
+		os.Exit(pdeathsigHost())
+	}
+	os.Exit(m.Run())
+}
+
+// pdeathsigHost runs a process that records its PID and sleeps; the test
+// SIGKILLs this host and expects the process to die with it.
+func pdeathsigHost() int {
+	_, err := Run(context.Background(), sandbox.Request{
+		Command: "sh",
+		Args:    []string{"-c", `echo $$ > "$PIDFILE.tmp" && mv "$PIDFILE.tmp" "$PIDFILE" && exec sleep 120`},
+		Env:     []string{"PIDFILE"},
+	}, Options{Timeout: 5 * time.Minute})
+	fmt.Fprintln(os.Stderr, "host: run returned:", err)
+	return 1
+}

@@ -1,0 +1,274 @@
+package shell
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// Process is a command started by Start. Wait collects it; Stop, Pid,
+// Stdout and Stderr may be used from any goroutine while it runs.
+type Process struct {
+	cmd     *exec.Cmd
+	pid     int // also the process group ID
+	command string
+	opts    Options
+
+	stdout, stderr *Output
+	outR, errR     *os.File
+	readersDone    chan struct{} // one value per finished reader
+
+	stdinW    *os.File      // nil when Request.Stdin was empty
+	stdinDone chan struct{} // closed when the stdin writer returns
+
+	group group
+
+	waitOnce sync.Once
+	resp     sandbox.Response
+	err      error
+}
+
+// Start launches req in its own process group and returns once it runs.
+// The timeout (Request.Timeout, else Options.Timeout) and ctx apply from
+// then on. The caller must call Wait, which releases everything Start
+// acquired, req.Stdin included.
+//
+// Errors are *sandbox.Error: KindStart when the process could not be
+// started (empty command, not found, not executable, bad directory, bad
+// bytes in an argument), KindTimeout or KindCanceled when ctx was already
+// done.
+func Start(ctx context.Context, req sandbox.Request, opts Options) (*Process, error) {
+	if req.Command == "" {
+		return nil, sandbox.NewError(sandbox.KindStart, "shell: empty command", nil)
+	}
+	if ctx.Err() != nil {
+		return nil, sandbox.ContextError(ctx, describe(req.Command), 0)
+	}
+	opts = opts.withDefaults()
+	p := &Process{
+		command:     req.Command,
+		opts:        opts,
+		stdout:      NewOutput(opts.OutputLimit),
+		stderr:      NewOutput(opts.OutputLimit),
+		readersDone: make(chan struct{}, 2),
+	}
+	if err := p.spawn(req); err != nil {
+		return nil, err
+	}
+	p.group.arm(ctx, p, opts.timeoutFor(req))
+	return p, nil
+}
+
+// spawn creates the pipes, starts the process and the goroutines that
+// move bytes. The child gets the *os.File ends directly, so os/exec waits
+// for the process only, never for our copies.
+func (p *Process) spawn(req sandbox.Request) (err error) {
+	var closeOnErr []*os.File
+	defer func() {
+		if err != nil {
+			for _, f := range closeOnErr {
+				f.Close()
+			}
+		}
+	}()
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err != nil {
+			return nil, nil, sandbox.NewError(sandbox.KindStart, describe(p.command)+": create pipe", err)
+		}
+		closeOnErr = append(closeOnErr, r, w)
+		return r, w, nil
+	}
+
+	cmd := exec.Command(req.Command, req.Args...)
+	cmd.Dir = p.opts.Dir
+	cmd.Env = processEnv(p.opts.CleanEnv, req.Env)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+
+	var outW, errW, inR *os.File
+	if p.outR, outW, err = pipe(); err != nil {
+		return err
+	}
+	if p.errR, errW, err = pipe(); err != nil {
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	if len(req.Stdin) > 0 {
+		if inR, p.stdinW, err = pipe(); err != nil {
+			return err
+		}
+		cmd.Stdin = inR
+	}
+
+	err = cmd.Start()
+	// The child has its copies; ours would keep the pipes open forever.
+	for _, f := range []*os.File{outW, errW, inR} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		return sandbox.NewError(sandbox.KindStart, "start "+describe(p.command), err)
+	}
+	p.cmd = cmd
+	p.pid = cmd.Process.Pid
+
+	go p.capture(p.stdout, p.outR)
+	go p.capture(p.stderr, p.errR)
+	if p.stdinW != nil {
+		p.stdinDone = make(chan struct{})
+		go p.feed(p.stdinW, req.Stdin)
+	}
+	return nil
+}
+
+func (p *Process) capture(o *Output, r *os.File) {
+	// A read error can only be our own deadline (see collectOutput) or a
+	// broken pipe; either way the stream is over.
+	_, _ = o.ReadFrom(r)
+	r.Close()
+	p.readersDone <- struct{}{}
+}
+
+func (p *Process) feed(w *os.File, data []byte) {
+	// EPIPE means the process did not want (all of) its input, which is
+	// its business, not a failure of the call.
+	_, _ = w.Write(data)
+	w.Close()
+	close(p.stdinDone)
+}
+
+// Pid returns the process ID, which is also its process group ID.
+func (p *Process) Pid() int { return p.pid }
+
+// Stdout is the process's standard output as captured so far.
+func (p *Process) Stdout() *Output { return p.stdout }
+
+// Stderr is the process's standard error as captured so far.
+func (p *Process) Stderr() *Output { return p.stderr }
+
+// Stop ends the process as a timeout would (SIGTERM to the group, SIGKILL
+// after the grace); Wait then reports a KindCanceled error. Stopping a
+// process that has already exited does nothing.
+func (p *Process) Stop() {
+	p.group.terminate(sandbox.NewError(sandbox.KindCanceled, describe(p.command)+": stopped", nil))
+}
+
+// Wait waits for the process to exit, kills what it left in its group,
+// collects its output and returns the result: nil for exit status zero,
+// otherwise the typed error that Response.Err repeats. Output captured
+// before a failure is returned with it. Wait may be called more than once
+// and from several goroutines; all get the same result.
+func (p *Process) Wait() (sandbox.Response, error) {
+	p.waitOnce.Do(p.wait)
+	return p.resp, p.err
+}
+
+func (p *Process) wait() {
+	waitExit(p.pid)
+	cause := p.group.leaderExited()
+	waitErr := p.cmd.Wait() // reaps; only now may the PID be recycled
+
+	p.releaseStdin()
+	p.collectOutput()
+
+	p.resp.Stdout, p.resp.StdoutTruncated = p.stdout.take()
+	p.resp.Stderr, p.resp.StderrTruncated = p.stderr.take()
+	p.err = p.result(cause, waitErr)
+	p.resp.Err = p.err
+}
+
+// waitExit blocks until the process has exited but leaves it unreaped, so
+// its PID (and with it the process group ID) stays reserved while the rest
+// of the group is killed.
+func waitExit(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			// Any other failure leaves cmd.Wait to report it.
+			return
+		}
+	}
+}
+
+// releaseStdin stops feeding stdin: a process that exited reads no more,
+// and a descendant outside the group must not keep Wait, or req.Stdin,
+// hostage.
+func (p *Process) releaseStdin() {
+	if p.stdinW == nil {
+		return
+	}
+	select {
+	case <-p.stdinDone:
+		return
+	default:
+	}
+	if p.stdinW.SetWriteDeadline(time.Now()) != nil {
+		p.stdinW.Close()
+	}
+	<-p.stdinDone
+}
+
+// collectOutput waits for both readers. Once the group is dead, the pipes
+// reach EOF at once; only a descendant that escaped the group can hold
+// them, and it gets Options.OrphanWait before we stop reading.
+func (p *Process) collectOutput() {
+	done := 0
+	for done < 2 {
+		select {
+		case <-p.readersDone:
+			done++
+			continue
+		default:
+		}
+		break
+	}
+	if done == 2 {
+		return
+	}
+	expired := time.NewTimer(p.opts.OrphanWait)
+	defer expired.Stop()
+	for done < 2 {
+		select {
+		case <-p.readersDone:
+			done++
+		case <-expired.C:
+			for _, r := range []*os.File{p.outR, p.errR} {
+				if r.SetReadDeadline(time.Now()) != nil {
+					r.Close()
+				}
+			}
+		}
+	}
+}
+
+func (p *Process) result(cause, waitErr error) error {
+	if cause != nil {
+		return cause
+	}
+	ps := p.cmd.ProcessState
+	if ps == nil {
+		return sandbox.NewError(sandbox.KindUnknown, describe(p.command)+": wait", waitErr)
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		sig := ws.Signal()
+		return &sandbox.ExitError{Code: 128 + int(sig), Signal: sig.String()}
+	}
+	if code := ps.ExitCode(); code != 0 {
+		return &sandbox.ExitError{Code: code}
+	}
+	return nil
+}
+
+func describe(command string) string {
+	return fmt.Sprintf("command %q", command)
+}

@@ -1,0 +1,42 @@
+package direct
+
+import (
+	"context"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+)
+
+// ModeName is the mode this package serves in spec.sandboxes.
+const ModeName = "direct"
+
+// Sandbox runs each request as a local process.
+type Sandbox struct {
+	name string
+	opts shell.Options
+}
+
+var _ sandbox.Sandbox = (*Sandbox)(nil)
+
+// New returns a direct sandbox called name (ModeName when empty) that runs
+// processes with opts; the zero Options give the package defaults.
+func New(name string, opts shell.Options) *Sandbox {
+	if name == "" {
+		name = ModeName
+	}
+	return &Sandbox{name: name, opts: opts}
+}
+
+// Name returns the name the sandbox was created with.
+func (s *Sandbox) Name() string { return s.name }
+
+// Spawn runs req on the host and returns its output; see shell.Run for the
+// process lifecycle and the errors.
+func (s *Sandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Response, error) {
+	return shell.Run(ctx, req, s.opts)
+}
+
+// Register adds the direct mode to r.
+func Register(r *sandbox.Registry) error {
+	return r.Register(ModeName, Factory)
+}

@@ -1,0 +1,197 @@
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// DecodeInput reads a hand-written input document — a CLI's --input file —
+// as the payload of one hook call, so a hook can be run outside PromptKit
+// with the stdin PromptKit would give it.
+//
+// For provider, tool and session hooks the document is an object holding the
+// envelope keys the phase carries ("request", "response", "event"), each a
+// JSON object. It may also hold "hook" and "phase", which must then agree
+// with hook and phase, so a captured PromptKit stdin is accepted as is. Any
+// other key, or a payload key the phase does not carry, is an error. For
+// eval hooks the document is the eval result itself.
+//
+// Every object is decoded strictly: a key the payload type does not have is
+// an error rather than silently dropped, since the hook would then see
+// something other than what the author wrote. Key names match
+// case-insensitively, as encoding/json matches them; the encoded stdin
+// always uses PromptKit's spelling. A Message's "media_summary" is accepted
+// and ignored, because PromptKit derives it on every encode.
+//
+// Errors start with "input: " and name the key, message index and field at
+// fault. The returned payload always encodes: Stdin does not fail on it.
+func DecodeInput(hook, phase string, data []byte) (*Payload, error) {
+	p, err := decodeInput(hook, phase, data)
+	if err != nil {
+		return nil, fmt.Errorf("input: %w", err)
+	}
+	return p, nil
+}
+
+func decodeInput(hook, phase string, data []byte) (*Payload, error) {
+	if err := checkHookPhase(hook, phase); err != nil {
+		return nil, err
+	}
+	members, err := parseObject(data)
+	if err != nil {
+		return nil, err
+	}
+	p := &Payload{Hook: hook, Phase: phase}
+	if hook == HookEval {
+		var r EvalResult
+		if err := decodeStrict(data, &r); err != nil {
+			return nil, explain("eval result", err)
+		}
+		p.EvalResult = &r
+	} else if err := decodeEnvelope(p, members); err != nil {
+		return nil, err
+	}
+	if _, err := p.encode(); err != nil {
+		return nil, fmt.Errorf("cannot be sent to the hook: %w", err)
+	}
+	return p, nil
+}
+
+// decodeEnvelope checks the document's keys against what p's phase carries,
+// then decodes each payload object into p.
+func decodeEnvelope(p *Payload, members map[string]json.RawMessage) error {
+	wanted := envelopeKeys(p.Hook, p.Phase)
+	names := make([]string, 0, len(members))
+	for name := range members {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		raw := members[name]
+		switch {
+		case name == "hook":
+			if err := expectString(name, raw, p.Hook); err != nil {
+				return err
+			}
+		case name == "phase":
+			if err := expectString(name, raw, p.Phase); err != nil {
+				return err
+			}
+		case slices.Contains(wanted, name):
+		case name == keyRequest || name == keyResponse || name == keyEvent:
+			return fmt.Errorf("%s does not take %q", p.call(), name)
+		default:
+			return fmt.Errorf("unknown key %q (keys for %s: %s)", name, p.call(), strings.Join(append([]string{"hook", "phase"}, wanted...), ", "))
+		}
+	}
+	for _, key := range wanted {
+		raw, ok := members[key]
+		if !ok {
+			return fmt.Errorf("%s needs %s object", p.call(), withArticle(strconv.Quote(key)))
+		}
+		if !isObject(raw) {
+			return fmt.Errorf("%q must be a JSON object, got %s", key, jsonKind(raw))
+		}
+		if err := decodePayloadObject(p, key, raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// expectString checks that the optional "hook" or "phase" key agrees with
+// the call being decoded.
+func expectString(name string, raw json.RawMessage, want string) error {
+	var got string
+	if jsonKind(raw) != "a string" || json.Unmarshal(raw, &got) != nil {
+		return fmt.Errorf("%q must be a string, got %s", name, jsonKind(raw))
+	}
+	if got != want {
+		return fmt.Errorf("%q is %q, want %q", name, got, want)
+	}
+	return nil
+}
+
+// decodePayloadObject decodes the object under key into the Payload field
+// that p's hook type keeps there.
+func decodePayloadObject(p *Payload, key string, raw json.RawMessage) error {
+	switch {
+	case p.Hook == HookProvider && key == keyRequest:
+		// Messages are decoded one by one so an error can say which.
+		var in struct {
+			ProviderRequest
+			Messages []json.RawMessage
+		}
+		if err := decodeStrict(raw, &in); err != nil {
+			return explain(key, err)
+		}
+		msgs, err := decodeMessages(key, in.Messages)
+		if err != nil {
+			return err
+		}
+		in.ProviderRequest.Messages = msgs
+		p.ProviderRequest = &in.ProviderRequest
+	case p.Hook == HookProvider && key == keyResponse:
+		var in struct {
+			ProviderResponse
+			Message json.RawMessage
+		}
+		if err := decodeStrict(raw, &in); err != nil {
+			return explain(key, err)
+		}
+		if in.Message != nil {
+			if err := json.Unmarshal(in.Message, &in.ProviderResponse.Message); err != nil {
+				return explain(key+": Message", err)
+			}
+		}
+		p.ProviderResponse = &in.ProviderResponse
+	case p.Hook == HookTool && key == keyRequest:
+		var r ToolRequest
+		if err := decodeStrict(raw, &r); err != nil {
+			return explain(key, err)
+		}
+		p.ToolRequest = &r
+	case p.Hook == HookTool && key == keyResponse:
+		var r ToolResponse
+		if err := decodeStrict(raw, &r); err != nil {
+			return explain(key, err)
+		}
+		p.ToolResponse = &r
+	case p.Hook == HookSession && key == keyEvent:
+		var in struct {
+			SessionEvent
+			Messages []json.RawMessage
+		}
+		if err := decodeStrict(raw, &in); err != nil {
+			return explain(key, err)
+		}
+		msgs, err := decodeMessages(key, in.Messages)
+		if err != nil {
+			return err
+		}
+		in.SessionEvent.Messages = msgs
+		p.SessionEvent = &in.SessionEvent
+	default:
+		return fmt.Errorf("%s does not take %q", p.call(), key)
+	}
+	return nil
+}
+
+// decodeMessages decodes a Messages array element by element, keeping a
+// null array nil and an empty one empty: the two encode differently.
+func decodeMessages(where string, raws []json.RawMessage) ([]Message, error) {
+	if raws == nil {
+		return nil, nil
+	}
+	msgs := make([]Message, len(raws))
+	for i, raw := range raws {
+		if err := json.Unmarshal(raw, &msgs[i]); err != nil {
+			return nil, explain(fmt.Sprintf("%s: Messages[%d]", where, i), err)
+		}
+	}
+	return msgs, nil
+}

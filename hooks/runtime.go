@@ -1,0 +1,272 @@
+// Package hooks is the exec-hook runtime: it loads a RuntimeConfig, opens
+// the sandboxes it declares and runs its hooks through them with
+// PromptKit's wire protocol — filter hooks synchronously and fail-closed,
+// observe hooks in the background with bounded concurrency.
+package hooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/hooks/wire"
+	"github.com/altairalabs/promptkit-sandbox/shared/direct"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+)
+
+// Options tune a Runtime. The zero value is usable.
+type Options struct {
+	// Registry serves the sandbox modes a config may use. The built-in
+	// "direct" mode is always available, whether or not it is registered.
+	Registry *sandbox.Registry
+	// Logger receives observe-hook failures and lifecycle messages; nil
+	// discards them.
+	Logger hclog.Logger
+	// ObserveConcurrency bounds how many observe hooks run at once
+	// (default 4). ObserveQueue bounds how many more may wait (default
+	// 256); past that an observer is dropped and the drop is logged, so a
+	// flood of events can never delay the caller or grow memory without
+	// bound.
+	ObserveConcurrency int
+	ObserveQueue       int
+	// LookupEnv resolves ${VAR} in sandbox config (default os.LookupEnv).
+	LookupEnv func(string) (string, bool)
+}
+
+// Runtime runs the hooks of one RuntimeConfig. It is safe for concurrent
+// use. Close it to wait for observers and release sandboxes.
+type Runtime struct {
+	file      *config.File
+	log       hclog.Logger
+	sandboxes map[string]sandbox.Sandbox
+	hooks     []*Hook
+	byName    map[string]*Hook
+	observers *observerPool
+}
+
+// Hook is one configured exec hook bound to its sandbox.
+type Hook struct {
+	config.Hook
+	sandbox sandbox.Sandbox
+}
+
+// SandboxName is the name of the sandbox the hook runs in.
+func (h *Hook) SandboxName() string { return h.sandbox.Name() }
+
+// Load reads a RuntimeConfig and opens every sandbox it declares. Any
+// problem — in the YAML, in a hook entry, or reported by a sandbox factory
+// for its config — is returned as a *config.Error listing them all.
+func Load(path string, opts Options) (*Runtime, error) {
+	modes := withDirect(opts.Registry)
+	file, err := config.Load(path, config.Options{Modes: modes, LookupEnv: opts.LookupEnv})
+	if err != nil {
+		return nil, err
+	}
+	return New(file, opts)
+}
+
+// New opens the sandboxes of an already-loaded config and binds its hooks.
+func New(file *config.File, opts Options) (*Runtime, error) {
+	modes := withDirect(opts.Registry)
+	log := opts.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	rt := &Runtime{
+		file:      file,
+		log:       log,
+		sandboxes: make(map[string]sandbox.Sandbox, len(file.Sandboxes)+1),
+		byName:    make(map[string]*Hook, len(file.Hooks)),
+	}
+	var problems []config.Problem
+	for _, s := range file.Sandboxes {
+		sb, err := modes.Open(s.Name, s.Mode, s.Config)
+		if err != nil {
+			problems = append(problems, file.SandboxProblem(s, err.Error()))
+			continue
+		}
+		rt.sandboxes[s.Name] = sb
+	}
+	if len(problems) > 0 {
+		rt.closeSandboxes()
+		return nil, &config.Error{Problems: problems}
+	}
+	if _, ok := rt.sandboxes[direct.ModeName]; !ok {
+		rt.sandboxes[direct.ModeName] = direct.New(direct.ModeName, shell.Options{})
+	}
+	for _, h := range file.Hooks {
+		name := h.Sandbox
+		if name == "" {
+			name = direct.ModeName
+		}
+		sb, ok := rt.sandboxes[name]
+		if !ok {
+			// config.Load has already rejected undeclared sandboxes; a
+			// hand-built File may not have been checked.
+			rt.closeSandboxes()
+			return nil, fmt.Errorf("hook %q: sandbox %q is not declared", h.Name, name)
+		}
+		hook := &Hook{Hook: h, sandbox: sb}
+		rt.hooks = append(rt.hooks, hook)
+		rt.byName[h.Name] = hook
+	}
+	rt.observers = newObserverPool(log, opts.ObserveConcurrency, opts.ObserveQueue)
+	return rt, nil
+}
+
+// File is the config the runtime was built from.
+func (rt *Runtime) File() *config.File { return rt.file }
+
+// Hooks returns the configured hooks in the order they were written.
+func (rt *Runtime) Hooks() []*Hook { return rt.hooks }
+
+// Hook returns the hook called name.
+func (rt *Runtime) Hook(name string) (*Hook, bool) {
+	h, ok := rt.byName[name]
+	return h, ok
+}
+
+// Sandbox returns the opened sandbox called name ("direct" always exists).
+func (rt *Runtime) Sandbox(name string) (sandbox.Sandbox, bool) {
+	sb, ok := rt.sandboxes[name]
+	return sb, ok
+}
+
+// Run fires every hook registered for p's hook type and phase, in the order
+// they were written. Filter hooks run one after another and the first deny
+// ends the run with its decision; observe hooks are handed to the
+// background and never delay the result.
+func (rt *Runtime) Run(ctx context.Context, p *wire.Payload) (Decision, error) {
+	stdin, err := p.Stdin()
+	if err != nil {
+		return Decision{}, err
+	}
+	for _, h := range rt.hooks {
+		if !h.fires(p.Hook, p.Phase) {
+			continue
+		}
+		if h.Mode == config.ModeObserve {
+			rt.observers.submit(h, stdin)
+			continue
+		}
+		if d := rt.filter(ctx, h, stdin); !d.Allow {
+			return d, nil
+		}
+	}
+	return Allow, nil
+}
+
+// Call fires the one hook called name on p. An observe hook is handed to
+// the background and Call returns Allow at once.
+func (rt *Runtime) Call(ctx context.Context, name string, p *wire.Payload) (Decision, error) {
+	h, ok := rt.byName[name]
+	if !ok {
+		return Decision{}, &UnknownHookError{Name: name, Known: rt.hookNames()}
+	}
+	if h.Type != p.Hook {
+		return Decision{}, fmt.Errorf("hook %q is a %s hook, not %s", name, h.Type, p.Hook)
+	}
+	if p.Hook != wire.HookEval && !h.hasPhase(p.Phase) {
+		return Decision{}, fmt.Errorf("hook %q does not run on phase %q (its phases: %s)", name, p.Phase, strings.Join(h.Phases, ", "))
+	}
+	stdin, err := p.Stdin()
+	if err != nil {
+		return Decision{}, err
+	}
+	if h.Mode == config.ModeObserve {
+		rt.observers.submit(h, stdin)
+		return Allow, nil
+	}
+	return rt.filter(ctx, h, stdin), nil
+}
+
+// backstop is how long past a hook's own timeout the runtime waits for its
+// sandbox before giving up on it: the sandbox enforces the timeout, this
+// only keeps a misbehaving backend from hanging the pipeline.
+const backstop = 5 * time.Second
+
+func (rt *Runtime) filter(ctx context.Context, h *Hook, stdin []byte) Decision {
+	resp, err := h.spawn(ctx, stdin)
+	d := decide(h.Name, resp, err)
+	if !d.Allow {
+		rt.log.Debug("filter hook denied", "hook", h.Name, "reason", d.Reason)
+	}
+	return d
+}
+
+func (h *Hook) spawn(ctx context.Context, stdin []byte) (sandbox.Response, error) {
+	ctx, cancel := context.WithTimeout(ctx, h.Timeout+backstop)
+	defer cancel()
+	return h.sandbox.Spawn(ctx, sandbox.Request{
+		Command: h.Command,
+		Args:    h.Args,
+		Env:     h.Env,
+		Stdin:   stdin,
+		Timeout: h.Timeout,
+	})
+}
+
+func (h *Hook) fires(hook, phase string) bool {
+	if h.Type != hook {
+		return false
+	}
+	return hook == wire.HookEval || h.hasPhase(phase)
+}
+
+func (h *Hook) hasPhase(phase string) bool {
+	for _, p := range h.Phases {
+		if p == phase {
+			return true
+		}
+	}
+	return false
+}
+
+func (rt *Runtime) hookNames() []string {
+	names := make([]string, len(rt.hooks))
+	for i, h := range rt.hooks {
+		names[i] = h.Name
+	}
+	return names
+}
+
+// Close waits for running and queued observe hooks until ctx is done, then
+// cancels whatever is left (its sandbox kills the processes) and closes the
+// sandboxes that hold resources. The error reports observers that had to be
+// cancelled and sandboxes that failed to close.
+func (rt *Runtime) Close(ctx context.Context) error {
+	err := rt.observers.close(ctx)
+	return errors.Join(err, rt.closeSandboxes())
+}
+
+func (rt *Runtime) closeSandboxes() error {
+	var errs []error
+	for name, sb := range rt.sandboxes {
+		if c, ok := sb.(sandbox.Closer); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close sandbox %q: %w", name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// UnknownHookError names a hook the config does not declare.
+type UnknownHookError struct {
+	Name  string
+	Known []string
+}
+
+func (e *UnknownHookError) Error() string {
+	known := "none"
+	if len(e.Known) > 0 {
+		known = strings.Join(e.Known, ", ")
+	}
+	return fmt.Sprintf("no hook named %q in the config (hooks: %s)", e.Name, known)
+}

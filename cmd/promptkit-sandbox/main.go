@@ -1,0 +1,80 @@
+// Command promptkit-sandbox is the host CLI for PromptKit exec hooks: run a
+// hook the way PromptKit would, spawn any command through a sandbox, and
+// validate a RuntimeConfig.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes shared by every command.
+const (
+	exitOK      = 0
+	exitDenied  = 1 // hook run: the hook denied
+	exitUsage   = 2 // bad flags, bad config, bad input
+	exitTimeout = 124
+	exitSandbox = 125 // the sandbox itself failed (could not start, transport)
+)
+
+// version is set at build time: -ldflags "-X main.version=1.2.3".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is main without the process: it returns the exit code, so tests can
+// drive every command in-process.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	env := &cliEnv{stdin: stdin, stdout: stdout, stderr: stderr}
+	switch args[0] {
+	case "hook":
+		return env.hook(args[1:])
+	case "spawn":
+		return env.spawn(args[1:])
+	case "validate":
+		return env.validate(args[1:])
+	case "version", "--version":
+		return env.version(args[1:])
+	case "help", "-h", "--help":
+		usage(stdout)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "promptkit-sandbox: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `Usage: promptkit-sandbox <command> [flags]
+
+Commands:
+  hook run   --config FILE --hook NAME --phase PHASE [--input FILE|-]
+             Run one exec hook on a payload as PromptKit would and print its
+             decision as JSON. Exit 0 allowed, 1 denied, 2 usage/config error.
+  spawn      [--config FILE] --sandbox NAME [--timeout D] [--env K=V]... -- CMD [ARG...]
+             Run a command through a sandbox; exit with its exit code
+             (124 timeout, 125 sandbox failure, 2 usage/config error).
+  validate   --config FILE
+             Check a RuntimeConfig; exit 0 with a summary or 2 with every problem.
+  version    Print the version.
+
+Every command accepts --log-level (trace, debug, info, warn, error; default info).
+`)
+}
+
+// cliEnv carries the process's streams to the commands.
+type cliEnv struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+func (e *cliEnv) errorf(format string, args ...any) {
+	fmt.Fprintf(e.stderr, "promptkit-sandbox: "+format+"\n", args...)
+}

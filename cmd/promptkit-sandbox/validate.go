@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/altairalabs/promptkit-sandbox/hooks"
+	"github.com/altairalabs/promptkit-sandbox/hooks/wire"
+)
+
+func (e *cliEnv) validate(args []string) int {
+	var common commonFlags
+	fs := newFlagSet("validate", e.stderr, &common)
+	cfgPath := fs.String("config", "", "RuntimeConfig YAML file (required)")
+	if ok, code := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *cfgPath == "" || fs.NArg() > 0 {
+		e.errorf("usage: promptkit-sandbox validate --config FILE")
+		return exitUsage
+	}
+	log, err := common.logger(e.stderr)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitUsage
+	}
+	rt, err := hooks.Load(*cfgPath, hooks.Options{Logger: log})
+	if err != nil {
+		// A *config.Error prints one problem per line, each naming the
+		// file, line and entry.
+		fmt.Fprintf(e.stderr, "%v\n", err)
+		return exitUsage
+	}
+	defer func() { _ = rt.Close(context.Background()) }()
+
+	f := rt.File()
+	for _, s := range f.Sandboxes {
+		fmt.Fprintf(e.stdout, "sandbox %s: mode %s\n", s.Name, s.Mode)
+	}
+	for _, h := range rt.Hooks() {
+		phases := "(no phases)"
+		if h.Type != wire.HookEval {
+			phases = strings.Join(h.Phases, ",")
+		}
+		fmt.Fprintf(e.stdout, "hook %s: %s %s %s, sandbox %s, timeout %s, command %s\n",
+			h.Name, h.Type, phases, h.Mode, h.SandboxName(), h.Timeout, h.Command)
+	}
+	fmt.Fprintf(e.stdout, "%s: ok (%d sandboxes, %d hooks)\n", f.Path, len(f.Sandboxes), len(rt.Hooks()))
+	return exitOK
+}

@@ -1,0 +1,75 @@
+# promptkit-sandbox — build, test and run.
+#
+#   make run    run every example hook on its sample payloads (direct sandbox)
+#   make test   install what is missing, then every test with -race
+#
+# Both work on a fresh Debian machine with Go: missing Debian packages are
+# installed with apt-get when running as root, Go tools with go install.
+
+SHELL      := /bin/bash
+GO         ?= go
+VERSION    ?= 0.1.0
+BIN        := bin
+GOBIN      := $(shell $(GO) env GOPATH)/bin
+LDFLAGS    := -s -w -X main.version=$(VERSION)
+FUZZTIME   ?= 60s
+STATICCHECK_VERSION := v0.8.2
+
+# Debian packages the tests and examples need, by the command they provide.
+DEB_DEPS := python3:python3 gcc:gcc
+
+.PHONY: all build run demo test deps bench lint fuzz clean
+
+all: build
+
+build:
+	@mkdir -p $(BIN)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/promptkit-sandbox ./cmd/promptkit-sandbox
+
+# run: the example hooks through the direct sandbox, one decision per line.
+run: deps build
+	./examples/demo.sh $(BIN)/promptkit-sandbox
+
+demo: run
+
+test: deps lint
+	$(GO) test -race -timeout 30m -count 1 ./...
+
+# deps installs what is missing and nothing else.
+deps:
+	@missing=""; for dep in $(DEB_DEPS); do \
+		cmd=$${dep%%:*}; pkg=$${dep##*:}; \
+		command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$pkg"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "installing:$$missing"; \
+			DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+		else \
+			echo "missing:$$missing — install them (apt-get install$$missing) or run make as root" >&2; exit 1; \
+		fi; \
+	fi
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./...
+
+$(GOBIN)/staticcheck:
+	GOFLAGS= $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+lint: $(GOBIN)/staticcheck
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GOBIN)/staticcheck ./...
+
+# fuzz runs every fuzz target for FUZZTIME each.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$target"; \
+			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
+
+clean:
+	rm -rf $(BIN)

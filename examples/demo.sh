@@ -5,7 +5,10 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 cli=${1:-$here/../bin/promptkit-sandbox}
 cfg=$here/runtime.yaml
-AUDIT_LOG=${AUDIT_LOG:-$(mktemp "${TMPDIR:-/tmp}/promptkit-audit.XXXXXX")}
+if [ -z "${AUDIT_LOG:-}" ]; then
+	AUDIT_LOG=$(mktemp "${TMPDIR:-/tmp}/promptkit-audit.XXXXXX")
+	trap 'rm -f "$AUDIT_LOG"' EXIT
+fi
 export AUDIT_LOG
 
 "$cli" validate --config "$cfg" || exit 1

@@ -1,0 +1,232 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	sandboxpb "github.com/altairalabs/promptkit-sandbox/shared/proto"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+)
+
+// RemoteSandbox is a sandbox opened in a plugin process. It behaves as
+// the backend would in-process: the same typed errors and messages, the
+// same output caps, and a cancelled context ends the call at once (the
+// plugin then kills what it started).
+//
+// Errors of its own: a broken connection or a plugin that exits mid-call
+// is a KindTransport error naming the plugin ("plugin docker: connection
+// lost: ..."), returned as soon as the loss is seen; a handle the plugin
+// does not know (the sandbox was closed, or the process is not the one it
+// was opened in) is KindStart, since nothing was started.
+type RemoteSandbox struct {
+	client *Client
+	plugin string
+	name   string
+	mode   string
+	handle string
+	limit  int
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var (
+	_ sandbox.Sandbox = (*RemoteSandbox)(nil)
+	_ sandbox.Closer  = (*RemoteSandbox)(nil)
+	_ OutputLimiter   = (*RemoteSandbox)(nil)
+)
+
+// Name returns the name the sandbox was opened under.
+func (r *RemoteSandbox) Name() string { return r.name }
+
+// Mode returns the mode the sandbox was opened with.
+func (r *RemoteSandbox) Mode() string { return r.mode }
+
+// OutputLimit is the per-stream cap the plugin reported; the host keeps
+// no more than this of stdout or of stderr, whatever the plugin sends.
+func (r *RemoteSandbox) OutputLimit() int { return r.limit }
+
+// Spawn runs req in the plugin. Bare "KEY" entries of req.Env are
+// resolved here, against the host's environment, and dropped when unset,
+// so the plugin receives only "KEY=value" entries.
+func (r *RemoteSandbox) Spawn(ctx context.Context, req sandbox.Request) (resp sandbox.Response, err error) {
+	defer func() { resp.Err = err }()
+	what := fmt.Sprintf("command %q", req.Command)
+	if ctx.Err() != nil {
+		return resp, sandbox.ContextError(ctx, what, 0)
+	}
+	if err := r.client.exited(); err != nil {
+		return resp, err
+	}
+
+	// The stream ends when the caller gives up or the plugin process is
+	// known to be gone, whichever comes first.
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(r.client.done, cancel)
+	defer stop()
+
+	stream, err := r.client.rpc.Spawn(sctx, grpc.MaxCallRecvMsgSize(maxMessage))
+	if err != nil {
+		return resp, r.streamError(ctx, what, err)
+	}
+	if err := r.send(stream, req); err != nil {
+		if !errors.Is(err, io.EOF) {
+			return resp, r.streamError(ctx, what, err)
+		}
+		// io.EOF: the plugin ended the stream; its status is read below.
+	}
+
+	stdout := cappedBuffer{limit: r.limit}
+	stderr := cappedBuffer{limit: r.limit}
+	defer func() {
+		resp.Stdout, resp.StdoutTruncated = stdout.bytes(), resp.StdoutTruncated || stdout.truncated
+		resp.Stderr, resp.StderrTruncated = stderr.bytes(), resp.StderrTruncated || stderr.truncated
+	}()
+	for {
+		msg, err := stream.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errors.New("stream ended without a result")
+			}
+			return resp, r.streamError(ctx, what, err)
+		}
+		switch m := msg.GetMsg().(type) {
+		case *sandboxpb.SpawnOutput_Stdout:
+			stdout.write(m.Stdout)
+		case *sandboxpb.SpawnOutput_Stderr:
+			stderr.write(m.Stderr)
+		case *sandboxpb.SpawnOutput_Result:
+			stdout.write(m.Result.GetStdout())
+			stderr.write(m.Result.GetStderr())
+			resp.StdoutTruncated = m.Result.GetStdoutTruncated()
+			resp.StderrTruncated = m.Result.GetStderrTruncated()
+			return resp, errorOf(m.Result)
+		default:
+			return resp, transportError(r.plugin, "spawn: protocol error", errors.New("empty output message"))
+		}
+	}
+}
+
+// send writes the start message, then stdin in chunks and the end
+// marker — or, when stdin fits in one message, the start message alone
+// carrying all of it.
+func (r *RemoteSandbox) send(stream sandboxpb.Sandbox_SpawnClient, req sandbox.Request) error {
+	start := &sandboxpb.SpawnStart{
+		Handle:       r.handle,
+		Command:      req.Command,
+		Args:         req.Args,
+		Env:          shell.MergeEnv(nil, req.Env, os.LookupEnv),
+		TimeoutNanos: int64(max(req.Timeout, 0)),
+		StdinSize:    int64(len(req.Stdin)),
+	}
+	if len(req.Stdin) <= ChunkSize {
+		start.Stdin, start.StdinComplete = req.Stdin, true
+		if err := stream.Send(&sandboxpb.SpawnInput{Msg: &sandboxpb.SpawnInput_Start{Start: start}}); err != nil {
+			return err
+		}
+		return stream.CloseSend()
+	}
+	if err := stream.Send(&sandboxpb.SpawnInput{Msg: &sandboxpb.SpawnInput_Start{Start: start}}); err != nil {
+		return err
+	}
+	for data := req.Stdin; len(data) > 0; {
+		n := min(len(data), ChunkSize)
+		if err := stream.Send(&sandboxpb.SpawnInput{Msg: &sandboxpb.SpawnInput_Stdin{Stdin: data[:n]}}); err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	if err := stream.Send(&sandboxpb.SpawnInput{Msg: &sandboxpb.SpawnInput_StdinEnd{StdinEnd: &sandboxpb.StdinEnd{}}}); err != nil {
+		return err
+	}
+	return stream.CloseSend()
+}
+
+// streamError classifies what ended a Spawn stream early.
+func (r *RemoteSandbox) streamError(ctx context.Context, what string, err error) error {
+	if ctx.Err() != nil {
+		return sandbox.ContextError(ctx, what, 0)
+	}
+	if err := r.client.exited(); err != nil {
+		return err
+	}
+	st, _ := status.FromError(err)
+	switch st.Code() {
+	case codes.NotFound:
+		return sandbox.NewError(sandbox.KindStart, fmt.Sprintf("plugin %s: sandbox %s: %s", r.plugin, r.name, st.Message()), nil)
+	case codes.InvalidArgument, codes.ResourceExhausted, codes.Unimplemented, codes.FailedPrecondition:
+		// The plugin refused the request itself: a protocol mismatch,
+		// not a lost connection.
+		return transportError(r.plugin, "spawn refused", errors.New(st.Message()))
+	}
+	return transportError(r.plugin, "connection lost", statusCause(err))
+}
+
+// Close releases the sandbox in the plugin; a second Close does nothing.
+func (r *RemoteSandbox) Close() error {
+	r.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+		defer cancel()
+		_, err := r.client.rpc.Close(ctx, &sandboxpb.CloseRequest{Handle: r.handle})
+		if err == nil {
+			return
+		}
+		if status.Code(err) == codes.Unknown {
+			// The backend's own Close failed; its words, verbatim.
+			r.closeErr = fmt.Errorf("close sandbox %s: %s", r.name, status.Convert(err).Message())
+			return
+		}
+		r.closeErr = r.client.callError(ctx, "close sandbox "+r.name, err)
+	})
+	return r.closeErr
+}
+
+// cappedBuffer keeps at most limit bytes and records that more came.
+// It holds the received chunks (each already a copy of its own) and joins
+// them once at the end, so a stream costs one copy, and a stream of one
+// chunk, a typical hook's answer, none. What it holds never exceeds
+// limit, however much a plugin sends.
+type cappedBuffer struct {
+	limit     int
+	n         int
+	chunks    [][]byte
+	truncated bool
+}
+
+func (b *cappedBuffer) write(p []byte) {
+	if room := b.limit - b.n; len(p) > room {
+		p = p[:room:room]
+		b.truncated = true
+	}
+	if len(p) == 0 {
+		return
+	}
+	b.chunks = append(b.chunks, p)
+	b.n += len(p)
+}
+
+// bytes returns everything kept, nil when nothing was.
+func (b *cappedBuffer) bytes() []byte {
+	switch len(b.chunks) {
+	case 0:
+		return nil
+	case 1:
+		return b.chunks[0]
+	}
+	out := make([]byte, 0, b.n)
+	for _, c := range b.chunks {
+		out = append(out, c...)
+	}
+	b.chunks = nil
+	return out
+}

@@ -1,0 +1,247 @@
+package plugin
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	sandboxpb "github.com/altairalabs/promptkit-sandbox/shared/proto"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// OutputLimiter is implemented by a sandbox whose cap on each of stdout
+// and stderr is not sandbox.DefaultOutputLimit. Open reports the cap to
+// the host, which accepts no more than that of either stream; a sandbox
+// that raises its cap without implementing OutputLimiter has its output
+// truncated on the host at the default.
+type OutputLimiter interface {
+	OutputLimit() int
+}
+
+// server is the plugin side of the service: the open sandboxes by handle.
+type server struct {
+	sandboxpb.UnimplementedSandboxServer
+
+	name, version string
+	modes         map[string]sandbox.Factory
+	keys          map[string][]string
+	descriptions  map[string]string
+	log           hclog.Logger
+
+	mu       sync.Mutex
+	open     map[string]sandbox.Sandbox
+	active   int           // backend Spawn calls running
+	stopping bool          // shutdown has begun: no new calls
+	idle     chan struct{} // closed when active drops to zero while stopping
+}
+
+func newServer(opts ServeOpts, log hclog.Logger) *server {
+	return &server{
+		name:         opts.Name,
+		version:      opts.Version,
+		modes:        opts.Modes,
+		keys:         opts.ConfigKeys,
+		descriptions: opts.Descriptions,
+		log:          log,
+		open:         make(map[string]sandbox.Sandbox),
+	}
+}
+
+func (s *server) Describe(context.Context, *sandboxpb.DescribeRequest) (*sandboxpb.DescribeResponse, error) {
+	resp := &sandboxpb.DescribeResponse{Name: s.name, Version: s.version, ProtocolVersion: ProtocolVersion}
+	for _, m := range s.modeNames() {
+		resp.Modes = append(resp.Modes, &sandboxpb.Mode{Name: m, ConfigKeys: s.keys[m], Description: s.descriptions[m]})
+	}
+	return resp, nil
+}
+
+// Open builds the sandbox with the mode's factory. The factory's error
+// goes back verbatim as InvalidArgument: it is the user's configuration
+// that is wrong, and the host adds where it was written.
+func (s *server) Open(_ context.Context, req *sandboxpb.OpenRequest) (*sandboxpb.OpenResponse, error) {
+	factory, ok := s.modes[req.GetMode()]
+	if !ok {
+		return nil, status.Errorf(codes.InvalidArgument, "plugin %s does not serve mode %q (it serves %s)",
+			s.name, req.GetMode(), strings.Join(s.modeNames(), ", "))
+	}
+	var cfg map[string]any
+	if raw := req.GetConfigJson(); len(raw) > 0 {
+		if err := json.Unmarshal(raw, &cfg); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "config: not a JSON object: %v", err)
+		}
+	}
+	sb, err := callFactory(factory, req.GetSandboxName(), cfg)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	if sb == nil {
+		return nil, status.Errorf(codes.Internal, "plugin %s: mode %q: factory returned no sandbox and no error", s.name, req.GetMode())
+	}
+	limit := sandbox.DefaultOutputLimit
+	if ol, ok := sb.(OutputLimiter); ok && ol.OutputLimit() > 0 {
+		limit = ol.OutputLimit()
+	}
+	handle, err := newHandle()
+	if err != nil {
+		_ = closeSandbox(sb)
+		return nil, status.Errorf(codes.Internal, "new handle: %v", err)
+	}
+	s.mu.Lock()
+	s.open[handle] = sb
+	s.mu.Unlock()
+	s.log.Debug("sandbox opened", "sandbox", req.GetSandboxName(), "mode", req.GetMode(), "handle", handle, "output_limit", strconv.Itoa(limit))
+	return &sandboxpb.OpenResponse{Handle: handle, OutputLimit: int64(limit)}, nil
+}
+
+func (s *server) modeNames() []string { return sortedKeys(s.modes) }
+
+// callFactory runs a factory; a panic in it is the factory's bug, and
+// must not take down every other sandbox the process serves.
+func callFactory(f sandbox.Factory, name string, cfg map[string]any) (sb sandbox.Sandbox, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("sandbox %s: factory panicked: %v", name, r)
+		}
+	}()
+	return f(name, cfg)
+}
+
+func newHandle() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+func (s *server) lookup(handle string) (sandbox.Sandbox, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb, ok := s.open[handle]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "unknown sandbox handle %q: closed, or opened in an earlier plugin process", handle)
+	}
+	return sb, nil
+}
+
+func (s *server) Close(_ context.Context, req *sandboxpb.CloseRequest) (*sandboxpb.CloseResponse, error) {
+	s.mu.Lock()
+	sb, ok := s.open[req.GetHandle()]
+	delete(s.open, req.GetHandle())
+	s.mu.Unlock()
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "unknown sandbox handle %q: closed, or opened in an earlier plugin process", req.GetHandle())
+	}
+	if err := closeSandbox(sb); err != nil {
+		return nil, status.Error(codes.Unknown, err.Error())
+	}
+	s.log.Debug("sandbox closed", "sandbox", sb.Name(), "handle", req.GetHandle())
+	return &sandboxpb.CloseResponse{}, nil
+}
+
+func closeSandbox(sb sandbox.Sandbox) (err error) {
+	c, ok := sb.(sandbox.Closer)
+	if !ok {
+		return nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("sandbox %s: Close panicked: %v", sb.Name(), r)
+		}
+	}()
+	return c.Close()
+}
+
+// shutdown runs once the gRPC server has stopped, which cancelled every
+// call in flight. Within grace in all, it waits for the backends' Spawn
+// calls to return (a backend removes what it started when its context
+// ends, a container say) and then closes every sandbox still open (a
+// backend with a pool drains it). A backend that hangs cannot keep the
+// process alive past grace.
+func (s *server) shutdown(grace time.Duration) {
+	deadline := time.Now().Add(grace)
+	s.mu.Lock()
+	s.stopping = true
+	var idle chan struct{}
+	if s.active > 0 {
+		idle = make(chan struct{})
+		s.idle = idle
+	}
+	s.mu.Unlock()
+	if idle != nil {
+		timer := time.NewTimer(grace)
+		select {
+		case <-idle:
+		case <-timer.C:
+			s.log.Warn("calls still running at shutdown; exiting anyway", "grace", grace)
+		}
+		timer.Stop()
+	}
+	s.closeAll(max(time.Until(deadline), 0))
+}
+
+// enter registers a backend call; it fails once shutdown has begun.
+func (s *server) enter() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		return status.Error(codes.Unavailable, "plugin is shutting down")
+	}
+	s.active++
+	return nil
+}
+
+func (s *server) leave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.active--
+	if s.active == 0 && s.idle != nil {
+		close(s.idle)
+		s.idle = nil
+	}
+}
+
+// closeAll closes every sandbox still open, concurrently, waiting at most
+// grace.
+func (s *server) closeAll(grace time.Duration) {
+	s.mu.Lock()
+	open := s.open
+	s.open = make(map[string]sandbox.Sandbox)
+	s.mu.Unlock()
+	if len(open) == 0 {
+		return
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for handle, sb := range open {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := closeSandbox(sb); err != nil {
+				s.log.Warn("closing sandbox at shutdown", "sandbox", sb.Name(), "handle", handle, "error", err)
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-done:
+		s.log.Debug("closed open sandboxes at shutdown", "count", len(open))
+	case <-timer.C:
+		s.log.Warn("sandboxes still closing at shutdown; exiting anyway", "grace", grace)
+	}
+}

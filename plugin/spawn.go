@@ -1,0 +1,197 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	sandboxpb "github.com/altairalabs/promptkit-sandbox/shared/proto"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// firstStdinAlloc bounds what Spawn allocates before any stdin has
+// arrived, whatever stdin_size the host announced.
+const firstStdinAlloc = 1 << 20
+
+// Spawn reads the request and all of stdin, runs the backend under the
+// stream's context (a host cancel cancels the backend, which kills what
+// it started), then streams the output back and the result last.
+func (s *server) Spawn(stream sandboxpb.Sandbox_SpawnServer) error {
+	ctx := stream.Context()
+	start, sb, err := s.readStart(stream)
+	if err != nil {
+		return err
+	}
+	stdin, err := readStdin(stream, start)
+	if err != nil {
+		return err
+	}
+	for _, kv := range start.GetEnv() {
+		if !strings.Contains(kv, "=") {
+			return status.Errorf(codes.InvalidArgument, "env entry %q has no value: the host resolves bare keys before sending", kv)
+		}
+	}
+	req := sandbox.Request{
+		Command: start.GetCommand(),
+		Args:    start.GetArgs(),
+		Env:     start.GetEnv(),
+		Stdin:   stdin,
+		Timeout: time.Duration(max(start.GetTimeoutNanos(), 0)),
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	resp, err := s.spawn(ctx, sb, req)
+	s.leave()
+	if err == nil {
+		err = resp.Err
+	}
+	s.log.Trace("spawned", "sandbox", sb.Name(), "command", req.Command, "error", err)
+	result := resultOf(resp, err)
+	// Output that fits rides with the result: a hook's verdict and its
+	// stderr come back in one message.
+	if len(resp.Stdout)+len(resp.Stderr) <= ChunkSize {
+		result.Stdout, result.Stderr = resp.Stdout, resp.Stderr
+	} else {
+		if err := sendChunks(stream, resp.Stdout, stdoutMsg); err != nil {
+			return err
+		}
+		if err := sendChunks(stream, resp.Stderr, stderrMsg); err != nil {
+			return err
+		}
+	}
+	return stream.Send(&sandboxpb.SpawnOutput{Msg: &sandboxpb.SpawnOutput_Result{Result: result}})
+}
+
+// spawn calls the backend; a panic in it becomes that call's error
+// instead of the end of every call the process serves.
+func (s *server) spawn(ctx context.Context, sb sandbox.Sandbox, req sandbox.Request) (resp sandbox.Response, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("backend Spawn panicked", "sandbox", sb.Name(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = sandbox.Errorf(sandbox.KindUnknown, "sandbox %s: backend panicked: %v", sb.Name(), r)
+			resp = sandbox.Response{Err: err}
+		}
+	}()
+	return sb.Spawn(ctx, req)
+}
+
+func (s *server) readStart(stream sandboxpb.Sandbox_SpawnServer) (*sandboxpb.SpawnStart, sandbox.Sandbox, error) {
+	msg, err := stream.Recv()
+	if err != nil {
+		return nil, nil, recvError(err)
+	}
+	start := msg.GetStart()
+	if start == nil {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "first spawn message must be start, got %s", inputKind(msg))
+	}
+	if start.GetStdinSize() < 0 {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "negative stdin_size %d", start.GetStdinSize())
+	}
+	sb, err := s.lookup(start.GetHandle())
+	if err != nil {
+		return nil, nil, err
+	}
+	return start, sb, nil
+}
+
+// readStdin collects stdin up to stdin_end, holding the host to the size
+// it announced. The buffer doubles as data arrives, never past the
+// announced size: memory follows what was sent, not what was claimed, and
+// the last growth lands on the exact size.
+func readStdin(stream sandboxpb.Sandbox_SpawnServer, start *sandboxpb.SpawnStart) ([]byte, error) {
+	size := start.GetStdinSize()
+	if start.GetStdinComplete() {
+		if int64(len(start.GetStdin())) != size {
+			return nil, status.Errorf(codes.InvalidArgument, "start carries %d bytes of stdin, %d announced", len(start.GetStdin()), size)
+		}
+		return start.GetStdin(), nil
+	}
+	if len(start.GetStdin()) > 0 {
+		return nil, status.Error(codes.InvalidArgument, "start carries stdin without stdin_complete")
+	}
+	var stdin []byte
+	if size > 0 {
+		stdin = make([]byte, 0, min(size, firstStdinAlloc))
+	}
+	for {
+		msg, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil, status.Error(codes.InvalidArgument, "spawn input ended before stdin_end")
+		}
+		if err != nil {
+			return nil, recvError(err)
+		}
+		switch m := msg.GetMsg().(type) {
+		case *sandboxpb.SpawnInput_Stdin:
+			need := int64(len(stdin)) + int64(len(m.Stdin))
+			if need > size {
+				return nil, status.Errorf(codes.InvalidArgument, "more stdin than the %d bytes announced", size)
+			}
+			if need > int64(cap(stdin)) {
+				grown := make([]byte, len(stdin), min(size, max(2*int64(cap(stdin)), need)))
+				copy(grown, stdin)
+				stdin = grown
+			}
+			stdin = append(stdin, m.Stdin...)
+		case *sandboxpb.SpawnInput_StdinEnd:
+			if int64(len(stdin)) != size {
+				return nil, status.Errorf(codes.InvalidArgument, "stdin_end after %d bytes of stdin, %d announced", len(stdin), size)
+			}
+			return stdin, nil
+		default:
+			return nil, status.Errorf(codes.InvalidArgument, "unexpected %s while reading stdin", inputKind(msg))
+		}
+	}
+}
+
+func inputKind(msg *sandboxpb.SpawnInput) string {
+	switch msg.GetMsg().(type) {
+	case *sandboxpb.SpawnInput_Start:
+		return "start"
+	case *sandboxpb.SpawnInput_Stdin:
+		return "stdin"
+	case *sandboxpb.SpawnInput_StdinEnd:
+		return "stdin_end"
+	}
+	return "empty message"
+}
+
+// recvError passes on what ended the stream: the host's cancel or a
+// broken connection already carry a status.
+func recvError(err error) error {
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	return status.Errorf(codes.Unavailable, "spawn input: %v", err)
+}
+
+func stdoutMsg(b []byte) *sandboxpb.SpawnOutput {
+	return &sandboxpb.SpawnOutput{Msg: &sandboxpb.SpawnOutput_Stdout{Stdout: b}}
+}
+
+func stderrMsg(b []byte) *sandboxpb.SpawnOutput {
+	return &sandboxpb.SpawnOutput{Msg: &sandboxpb.SpawnOutput_Stderr{Stderr: b}}
+}
+
+type chunkSender interface {
+	Send(*sandboxpb.SpawnOutput) error
+}
+
+func sendChunks(stream chunkSender, data []byte, wrap func([]byte) *sandboxpb.SpawnOutput) error {
+	for len(data) > 0 {
+		n := min(len(data), ChunkSize)
+		if err := stream.Send(wrap(data[:n])); err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package host
+
+import (
+	"context"
+	"testing"
+
+	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/shared/direct"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+)
+
+// The in-process and plugin benchmarks run the same command through the
+// same backend code (shared/direct): the difference is the plugin hop.
+var (
+	tinyRequest   = sandbox.Request{Command: "true", Stdin: []byte(`{"hook":"provider","phase":"before_call"}`)}
+	oneMiBRequest = sandbox.Request{Command: "head", Args: []string{"-c", "1048576", "/dev/zero"}}
+)
+
+func benchSpawn(b *testing.B, sb sandbox.Sandbox, req sandbox.Request, wantOut int) {
+	b.Helper()
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		resp, err := sb.Spawn(ctx, req)
+		if err != nil || len(resp.Stdout) != wantOut {
+			b.Fatalf("spawn: %d bytes, %v", len(resp.Stdout), err)
+		}
+	}
+}
+
+func benchPluginSandbox(b *testing.B) sandbox.Sandbox {
+	b.Helper()
+	dir := b.TempDir()
+	install(b, testPlugin, dir, "promptkit-sandbox-test_v1.0.0")
+	h := newHost(b, Options{Dirs: []string{dir}})
+	return open(b, h, config.Sandbox{Mode: "test_direct"})
+}
+
+func BenchmarkSpawnInProcess(b *testing.B) {
+	benchSpawn(b, direct.New("bench", shell.Options{}), tinyRequest, 0)
+}
+
+func BenchmarkSpawnPlugin(b *testing.B) {
+	benchSpawn(b, benchPluginSandbox(b), tinyRequest, 0)
+}
+
+func BenchmarkSpawnInProcess1MiB(b *testing.B) {
+	benchSpawn(b, direct.New("bench", shell.Options{}), oneMiBRequest, 1<<20)
+}
+
+func BenchmarkSpawnPlugin1MiB(b *testing.B) {
+	benchSpawn(b, benchPluginSandbox(b), oneMiBRequest, 1<<20)
+}
+
+// BenchmarkPluginColdStart measures what the first hook call through a
+// plugin costs: scan the plugin directory, launch the binary, complete the
+// go-plugin handshake with per-launch mutual TLS, describe it, open the
+// sandbox and run the first command. Stopping the plugin is not counted.
+func BenchmarkPluginColdStart(b *testing.B) {
+	dir := b.TempDir()
+	install(b, testPlugin, dir, "promptkit-sandbox-test_v1.0.0")
+	env := emptyEnv(b)
+	ctx := context.Background()
+	for b.Loop() {
+		h, err := New(Options{Dirs: []string{dir}, Env: env})
+		if err != nil {
+			b.Fatal(err)
+		}
+		sb, err := h.Open(config.Sandbox{Name: "sb", Mode: "test_direct"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := sb.Spawn(ctx, tinyRequest); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		_ = h.Close()
+		b.StartTimer()
+	}
+}

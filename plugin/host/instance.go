@@ -1,0 +1,282 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/plugin/discovery"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// instance supervises one plugin binary: at most one live process at a
+// time, started on first use and again on the first use after it died.
+// Every start bumps gen, so sandboxes opened on an earlier process know to
+// open themselves again.
+type instance struct {
+	host     *Host
+	cand     discovery.Candidate
+	reattach *goplugin.ReattachConfig
+	log      hclog.Logger
+
+	mu      sync.Mutex
+	proc    *process // nil when no process is running
+	desc    *plugin.Description
+	gen     int
+	stopped bool
+
+	// opened records that a sandbox was opened in this plugin, so it is
+	// one a lock file must record.
+	opened atomic.Bool
+}
+
+func newInstance(h *Host, c discovery.Candidate, rc *goplugin.ReattachConfig) *instance {
+	return &instance{host: h, cand: c, reattach: rc, log: h.log.Named(c.Name)}
+}
+
+// live returns the running process's client and generation, starting the
+// process if there is none or the last one exited.
+func (i *instance) live(ctx context.Context) (*plugin.Client, int, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.stopped {
+		return nil, 0, errClosed
+	}
+	if i.proc != nil && !i.proc.client.Exited() {
+		return i.proc.rpc, i.gen, nil
+	}
+	if i.proc != nil {
+		i.log.Warn("plugin process exited; starting a new one", "path", i.cand.Path)
+		i.proc.kill() // reaps and releases what go-plugin still holds
+		i.proc = nil
+	}
+	if err := i.start(ctx); err != nil {
+		return nil, 0, err
+	}
+	return i.proc.rpc, i.gen, nil
+}
+
+// describe returns what the plugin says it serves, starting it if needed.
+func (i *instance) describe(ctx context.Context) (plugin.Description, error) {
+	if _, _, err := i.live(ctx); err != nil {
+		return plugin.Description{}, err
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return *i.desc, nil
+}
+
+// start launches the process (or attaches to it), completes the handshake
+// and checks that the plugin is what its file name says. Called with mu
+// held.
+func (i *instance) start(ctx context.Context) error {
+	proc, err := i.launch()
+	if err != nil {
+		return err
+	}
+	dctx, cancel := context.WithTimeout(ctx, i.host.opts.StartTimeout)
+	defer cancel()
+	desc, err := proc.rpc.Describe(dctx)
+	if err != nil {
+		proc.kill()
+		return i.startError(fmt.Errorf("describe: %w", err))
+	}
+	if err := i.checkIdentity(desc); err != nil {
+		proc.kill()
+		return err
+	}
+	i.proc, i.desc = proc, &desc
+	i.gen++
+	i.log.Debug("plugin started", "path", i.cand.Path, "version", desc.Version, "pid", proc.client.ReattachConfig().Pid)
+	return nil
+}
+
+// process is one plugin process and what its launch holds: the go-plugin
+// client, the dispensed protocol client and the private directory its
+// socket lives in.
+type process struct {
+	client     *goplugin.Client
+	proto      goplugin.ClientProtocol
+	rpc        *plugin.Client
+	sockDir    string
+	reattached bool
+}
+
+// kill ends the process (go-plugin asks it to exit, then kills it after
+// its grace) and removes its socket directory. A reattached process is
+// someone else's: only the connection is closed.
+func (p *process) kill() {
+	if p.reattached {
+		if g, ok := p.proto.(*goplugin.GRPCClient); ok && g.Conn != nil {
+			_ = g.Conn.Close()
+		}
+		return
+	}
+	p.client.Kill()
+	if p.sockDir != "" {
+		_ = os.RemoveAll(p.sockDir)
+	}
+}
+
+// launch starts the process (or attaches to it) and completes the
+// handshake.
+func (i *instance) launch() (*process, error) {
+	cfg := &goplugin.ClientConfig{
+		HandshakeConfig:  plugin.Handshake,
+		VersionedPlugins: plugin.PluginSet(),
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		Logger:           pluginLogger{i.log},
+		StartTimeout:     i.host.opts.StartTimeout,
+		GRPCDialOptions:  plugin.DialOptions(),
+	}
+	if i.reattach != nil {
+		// go-plugin negotiates nothing on reattach: it uses Plugins as is.
+		cfg.Reattach = i.reattach
+		cfg.Plugins = plugin.PluginSet()[plugin.ProtocolVersion]
+		cfg.VersionedPlugins = nil
+		return i.connect(&process{client: goplugin.NewClient(cfg), reattached: true})
+	}
+	// Integrity first: nothing runs that the lock file does not vouch for.
+	if i.host.lock != nil {
+		if err := i.host.lock.Verify(i.cand.Name, i.cand.Version, i.cand.Path); err != nil {
+			return nil, sandbox.NewError(sandbox.KindStart, "refused to start plugin", err)
+		}
+	}
+	// The socket goes in a directory only we can enter, removed with the
+	// process even when the plugin crashed and never cleaned up.
+	sockDir, err := os.MkdirTemp("", "promptkit-plugin-"+i.cand.Name+"-")
+	if err != nil {
+		return nil, sandbox.NewError(sandbox.KindStart, "plugin "+i.cand.Name+": socket directory", err)
+	}
+	cmd := exec.Command(i.cand.Path)
+	// The plugin dies with the host, even when the host is SIGKILLed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.Env = []string{
+		plugin.EnvLogLevel + "=" + levelName(i.host.log),
+		goplugin.EnvUnixSocketDir + "=" + sockDir,
+	}
+	tlsPair, err := plugin.NewLaunchTLS()
+	if err != nil {
+		_ = os.RemoveAll(sockDir)
+		return nil, sandbox.NewError(sandbox.KindStart, "plugin "+i.cand.Name+": generate TLS material", err)
+	}
+	// Once the child has started, the pipe carrying its key is the
+	// child's; our end goes whatever happens next.
+	defer tlsPair.Close()
+	if err := tlsPair.Attach(cmd); err != nil {
+		_ = os.RemoveAll(sockDir)
+		return nil, sandbox.NewError(sandbox.KindStart, "plugin "+i.cand.Name+": pass TLS material", err)
+	}
+	cfg.Cmd = cmd
+	cfg.TLSConfig = tlsPair.HostConfig()
+	return i.connect(&process{client: goplugin.NewClient(cfg), sockDir: sockDir})
+}
+
+// connect completes the handshake and dispenses the sandbox client.
+func (i *instance) connect(p *process) (*process, error) {
+	proto, err := p.client.Client()
+	if err != nil {
+		p.kill()
+		return nil, i.startError(err)
+	}
+	p.proto = proto
+	raw, err := proto.Dispense(plugin.PluginKey)
+	if err != nil {
+		p.kill()
+		return nil, i.startError(err)
+	}
+	rpc, ok := raw.(*plugin.Client)
+	if !ok {
+		p.kill()
+		return nil, i.startError(fmt.Errorf("dispensed %T, want *plugin.Client", raw))
+	}
+	p.rpc = rpc
+	return p, nil
+}
+
+// checkIdentity refuses a plugin whose own name or version disagrees with
+// its file name: a renamed or mislabelled binary must not pass for another.
+// Unversioned files are development builds and may report any version.
+func (i *instance) checkIdentity(d plugin.Description) error {
+	if i.reattach != nil {
+		return nil
+	}
+	if d.Name != i.cand.Name {
+		return sandbox.Errorf(sandbox.KindStart, "plugin %s: reports its name as %q, not %q; refused", i.cand.Path, d.Name, i.cand.Name)
+	}
+	if isUnversioned(i.cand.Path) {
+		return nil
+	}
+	if d.Version != i.cand.Version.String() {
+		return sandbox.Errorf(sandbox.KindStart, "plugin %s: reports version %s but its file name says %s; refused", i.cand.Path, d.Version, i.cand.Version)
+	}
+	return nil
+}
+
+func (i *instance) startError(err error) error {
+	what := i.cand.Path
+	if i.reattach != nil {
+		what = fmt.Sprintf("%s %s", i.cand.Name, i.cand.Path)
+	}
+	return sandbox.Errorf(sandbox.KindStart, "start plugin %s: %w", what, err)
+}
+
+// broken retires the process of generation gen after a call saw its
+// connection fail, so the next call starts a new one instead of finding
+// the dead one before go-plugin has noticed it exited.
+func (i *instance) broken(gen int) {
+	i.mu.Lock()
+	if i.gen != gen || i.proc == nil {
+		i.mu.Unlock()
+		return
+	}
+	proc := i.proc
+	i.proc = nil
+	i.mu.Unlock()
+	proc.kill()
+}
+
+// stop ends the process for good (see process.kill).
+func (i *instance) stop() error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.stopped = true
+	if i.proc == nil {
+		return nil
+	}
+	start := time.Now()
+	i.proc.kill()
+	i.log.Debug("plugin stopped", "elapsed", time.Since(start))
+	i.proc = nil
+	return nil
+}
+
+// pluginLogger gives go-plugin a logger already named for the plugin:
+// go-plugin would otherwise name plugin logs after the binary's file name.
+type pluginLogger struct{ hclog.Logger }
+
+func (l pluginLogger) Named(string) hclog.Logger { return l.Logger }
+
+func levelName(l hclog.Logger) string {
+	if lvl := l.GetLevel(); lvl != hclog.NoLevel {
+		return lvl.String()
+	}
+	return "info"
+}
+
+// isUnversioned tells a development build's file name (no _vX.Y.Z) from
+// one that names its version; plugin names cannot contain "_".
+func isUnversioned(path string) bool {
+	return !strings.Contains(filepath.Base(path), "_v")
+}

@@ -1,0 +1,106 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// Open opens the sandbox s declares in the plugin that serves its mode.
+// The plugin validates the configuration; its complaint comes back as the
+// error, verbatim.
+func (h *Host) Open(s config.Sandbox) (sandbox.Sandbox, error) {
+	ctx := context.Background()
+	srv, err := h.resolve(ctx, s.Mode, s.Plugin, s.Version)
+	if err != nil {
+		return nil, err
+	}
+	ps := &pluginSandbox{name: s.Name, mode: s.Mode, cfg: s.Config, inst: srv.inst}
+	if _, _, err := ps.remote(ctx); err != nil {
+		return nil, err
+	}
+	srv.inst.opened.Store(true)
+	return ps, nil
+}
+
+// pluginSandbox is a sandbox served by a plugin process. It survives the
+// process: after a crash the next call starts a new process (instance.live)
+// and opens the sandbox in it again with the same configuration.
+type pluginSandbox struct {
+	name string
+	mode string
+	cfg  map[string]any
+	inst *instance
+
+	mu     sync.Mutex
+	open   *plugin.RemoteSandbox
+	gen    int
+	closed bool
+}
+
+var _ sandbox.Closer = (*pluginSandbox)(nil)
+
+func (s *pluginSandbox) Name() string { return s.name }
+
+// Plugin names the plugin serving the sandbox, for humans: "docker 1.2.0
+// (/path/to/promptkit-sandbox-docker_v1.2.0)".
+func (s *pluginSandbox) Plugin() string { return s.inst.cand.String() }
+
+func (s *pluginSandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Response, error) {
+	rs, gen, err := s.remote(ctx)
+	if err != nil {
+		return sandbox.Response{Err: err}, err
+	}
+	resp, err := rs.Spawn(ctx, req)
+	if errors.Is(err, sandbox.ErrTransport) {
+		s.inst.broken(gen)
+	}
+	return resp, err
+}
+
+// remote returns the sandbox as opened in the current plugin process,
+// opening it there first if the process is new.
+func (s *pluginSandbox) remote(ctx context.Context) (*plugin.RemoteSandbox, int, error) {
+	rpc, gen, err := s.inst.live(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, 0, sandbox.NewError(sandbox.KindStart, "sandbox "+s.name+" is closed", nil)
+	}
+	if s.open != nil && s.gen == gen {
+		return s.open, gen, nil
+	}
+	rs, err := rpc.Open(ctx, s.name, s.mode, s.cfg)
+	if err != nil {
+		if errors.Is(err, sandbox.ErrTransport) {
+			s.inst.broken(gen)
+		}
+		return nil, 0, err
+	}
+	s.open, s.gen = rs, gen
+	return rs, gen, nil
+}
+
+// Close releases the sandbox in the plugin (a backend may hold a pool of
+// containers for it). The plugin process keeps running for others.
+func (s *pluginSandbox) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.open == nil {
+		return nil
+	}
+	err := s.open.Close()
+	s.open = nil
+	return err
+}

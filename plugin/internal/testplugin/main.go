@@ -1,0 +1,142 @@
+// Command testplugin is a promptkit-sandbox plugin for the host's own
+// tests; it is never shipped. It takes its name and version from its file
+// name (promptkit-sandbox-NAME_vX.Y.Z), so one build copied under several
+// names stands in for several plugins, and serves, for a plugin NAME:
+//
+//	NAME_direct  the real direct backend (for benchmarks and cancel tests)
+//	NAME_crash   exits the whole plugin process mid-call
+//	NAME_hang    blocks until the call is cancelled
+//	NAME_flood   writes Args[0] bytes of stdout without a subprocess
+//	shared_echo  echoes stdin; every copy serves it (for pin tests)
+//
+// With TESTPLUGIN_STARTED_DIR set it creates a file named for its pid
+// there when it starts, so tests can count and find plugin processes.
+//
+// Build-time overrides (-ldflags -X main.NAME=VALUE): reportVersion makes
+// it lie about its version; junk makes it print to stdout before the
+// go-plugin handshake.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/plugin/discovery"
+	"github.com/altairalabs/promptkit-sandbox/shared/direct"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+var (
+	reportVersion string
+	junk          string
+)
+
+func main() {
+	name, v, err := discovery.ParseFileName(filepath.Base(os.Args[0]))
+	if err != nil || name == "" {
+		fmt.Fprintf(os.Stderr, "testplugin: cannot take a name from %q: %v\n", os.Args[0], err)
+		os.Exit(2)
+	}
+	ver := v.String()
+	if reportVersion != "" {
+		ver = reportVersion
+	}
+	if junk != "" {
+		fmt.Println(junk)
+	}
+	if dir := os.Getenv("TESTPLUGIN_STARTED_DIR"); dir != "" {
+		_ = os.WriteFile(filepath.Join(dir, strconv.Itoa(os.Getpid())), []byte(name+" "+ver), 0o644)
+	}
+	log := hclog.New(&hclog.LoggerOptions{
+		Output:     os.Stderr,
+		JSONFormat: true,
+		Level:      hclog.LevelFromString(os.Getenv(plugin.EnvLogLevel)),
+	})
+	if path := os.Getenv("TESTPLUGIN_CPUPROFILE"); path != "" {
+		if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
+			_ = pprof.StartCPUProfile(f)
+			// Serve ends in os.Exit, so the profile is cut at a fixed time.
+			time.AfterFunc(time.Second, pprof.StopCPUProfile)
+		}
+	}
+	plugin.Serve(plugin.ServeOpts{
+		Logger:  log,
+		Name:    name,
+		Version: ver,
+		Modes: map[string]sandbox.Factory{
+			name + "_direct": direct.Factory,
+			name + "_crash":  simple(name, crash),
+			name + "_hang":   simple(name, hang),
+			name + "_flood":  simple(name, flood),
+			"shared_echo":    simple(name, echo(name, log)),
+		},
+		ConfigKeys: map[string][]string{
+			name + "_direct": {"timeout", "kill_grace", "output_limit", "clean_env", "workdir"},
+		},
+	})
+}
+
+type spawnFunc func(ctx context.Context, req sandbox.Request) (sandbox.Response, error)
+
+type funcSandbox struct {
+	name  string
+	spawn spawnFunc
+}
+
+func (s funcSandbox) Name() string { return s.name }
+
+// OutputLimit lets NAME_flood send far more than the default 16 MiB.
+func (s funcSandbox) OutputLimit() int { return 128 << 20 }
+func (s funcSandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Response, error) {
+	return s.spawn(ctx, req)
+}
+
+// simple makes a factory for a mode that takes no configuration.
+func simple(_ string, f spawnFunc) sandbox.Factory {
+	return func(name string, cfg map[string]any) (sandbox.Sandbox, error) {
+		var none struct{}
+		if err := sandbox.DecodeConfig(cfg, &none); err != nil {
+			return nil, err
+		}
+		return funcSandbox{name: name, spawn: f}, nil
+	}
+}
+
+func crash(context.Context, sandbox.Request) (sandbox.Response, error) {
+	time.Sleep(50 * time.Millisecond)
+	os.Exit(3)
+	return sandbox.Response{}, nil
+}
+
+func hang(ctx context.Context, _ sandbox.Request) (sandbox.Response, error) {
+	<-ctx.Done()
+	err := sandbox.ContextError(ctx, "hang", 0)
+	return sandbox.Response{Err: err}, err
+}
+
+func flood(_ context.Context, req sandbox.Request) (sandbox.Response, error) {
+	n := 0
+	if len(req.Args) > 0 {
+		n, _ = strconv.Atoi(req.Args[0])
+	}
+	out := make([]byte, n)
+	for i := range out {
+		out[i] = byte('a' + i%26)
+	}
+	return sandbox.Response{Stdout: out}, nil
+}
+
+func echo(name string, log hclog.Logger) spawnFunc {
+	return func(_ context.Context, req sandbox.Request) (sandbox.Response, error) {
+		log.Warn("echoing", "bytes", len(req.Stdin))
+		return sandbox.Response{Stdout: req.Stdin, Stderr: []byte("from " + name)}, nil
+	}
+}

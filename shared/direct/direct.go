@@ -36,6 +36,15 @@ func (s *Sandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Respo
 	return shell.Run(ctx, req, s.opts)
 }
 
+// OutputLimit is the number of bytes kept of each of stdout and stderr;
+// a plugin host uses it to bound what it accepts back from the backend.
+func (s *Sandbox) OutputLimit() int {
+	if s.opts.OutputLimit > 0 {
+		return s.opts.OutputLimit
+	}
+	return sandbox.DefaultOutputLimit
+}
+
 // Register adds the direct mode to r.
 func Register(r *sandbox.Registry) error {
 	return r.Register(ModeName, Factory)

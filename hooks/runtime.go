@@ -37,6 +37,10 @@ type Options struct {
 	ObserveQueue       int
 	// LookupEnv resolves ${VAR} in sandbox config (default os.LookupEnv).
 	LookupEnv func(string) (string, bool)
+	// Plugins, when set, serves the modes that are not built in (see
+	// PluginsFunc); nil means only built-in modes exist. The runtime owns
+	// what it returns and closes it on Close.
+	Plugins PluginsFunc
 }
 
 // Runtime runs the hooks of one RuntimeConfig. It is safe for concurrent
@@ -44,6 +48,7 @@ type Options struct {
 type Runtime struct {
 	file      *config.File
 	log       hclog.Logger
+	plugins   Plugins
 	sandboxes map[string]sandbox.Sandbox
 	hooks     []*Hook
 	byName    map[string]*Hook
@@ -61,19 +66,47 @@ func (h *Hook) SandboxName() string { return h.sandbox.Name() }
 
 // Load reads a RuntimeConfig and opens every sandbox it declares. Any
 // problem — in the YAML, in a hook entry, or reported by a sandbox factory
-// for its config — is returned as a *config.Error listing them all.
+// or plugin for its config — is returned as a *config.Error listing them
+// all.
 func Load(path string, opts Options) (*Runtime, error) {
-	modes := withDirect(opts.Registry)
-	file, err := config.Load(path, config.Options{Modes: modes, LookupEnv: opts.LookupEnv})
+	builtin := withDirect(opts.Registry)
+	copts := config.Options{Modes: builtin, LookupEnv: opts.LookupEnv}
+	var plugins Plugins
+	if opts.Plugins != nil {
+		copts.ModesFor = func(dirs []string) (config.ModeSet, error) {
+			p, err := opts.Plugins(path, dirs)
+			if err != nil {
+				return nil, err
+			}
+			plugins = p
+			return modeSet{builtin: builtin, plugins: p}, nil
+		}
+	}
+	file, err := config.Load(path, copts)
 	if err != nil {
+		if plugins != nil {
+			_ = plugins.Close()
+		}
 		return nil, err
 	}
-	return New(file, opts)
+	return open(file, opts, builtin, plugins)
 }
 
 // New opens the sandboxes of an already-loaded config and binds its hooks.
 func New(file *config.File, opts Options) (*Runtime, error) {
-	modes := withDirect(opts.Registry)
+	builtin := withDirect(opts.Registry)
+	var plugins Plugins
+	if opts.Plugins != nil {
+		p, err := opts.Plugins(file.Path, file.PluginDirs)
+		if err != nil {
+			return nil, err
+		}
+		plugins = p
+	}
+	return open(file, opts, builtin, plugins)
+}
+
+func open(file *config.File, opts Options, builtin *sandbox.Registry, plugins Plugins) (*Runtime, error) {
 	log := opts.Logger
 	if log == nil {
 		log = hclog.NewNullLogger()
@@ -81,12 +114,13 @@ func New(file *config.File, opts Options) (*Runtime, error) {
 	rt := &Runtime{
 		file:      file,
 		log:       log,
+		plugins:   plugins,
 		sandboxes: make(map[string]sandbox.Sandbox, len(file.Sandboxes)+1),
 		byName:    make(map[string]*Hook, len(file.Hooks)),
 	}
 	var problems []config.Problem
 	for _, s := range file.Sandboxes {
-		sb, err := modes.Open(s.Name, s.Mode, s.Config)
+		sb, err := rt.openSandbox(builtin, s)
 		if err != nil {
 			problems = append(problems, file.SandboxProblem(s, err.Error()))
 			continue
@@ -94,7 +128,7 @@ func New(file *config.File, opts Options) (*Runtime, error) {
 		rt.sandboxes[s.Name] = sb
 	}
 	if len(problems) > 0 {
-		rt.closeSandboxes()
+		_ = rt.release()
 		return nil, &config.Error{Problems: problems}
 	}
 	if _, ok := rt.sandboxes[direct.ModeName]; !ok {
@@ -109,7 +143,7 @@ func New(file *config.File, opts Options) (*Runtime, error) {
 		if !ok {
 			// config.Load has already rejected undeclared sandboxes; a
 			// hand-built File may not have been checked.
-			rt.closeSandboxes()
+			_ = rt.release()
 			return nil, fmt.Errorf("hook %q: sandbox %q is not declared", h.Name, name)
 		}
 		hook := &Hook{Hook: h, sandbox: sb}
@@ -242,7 +276,25 @@ func (rt *Runtime) hookNames() []string {
 // cancelled and sandboxes that failed to close.
 func (rt *Runtime) Close(ctx context.Context) error {
 	err := rt.observers.close(ctx)
-	return errors.Join(err, rt.closeSandboxes())
+	return errors.Join(err, rt.release())
+}
+
+// openSandbox opens a declared sandbox: built-in modes through the
+// registry, the rest through the plugins.
+func (rt *Runtime) openSandbox(builtin *sandbox.Registry, s config.Sandbox) (sandbox.Sandbox, error) {
+	if _, ok := builtin.Lookup(s.Mode); ok || rt.plugins == nil {
+		return builtin.Open(s.Name, s.Mode, s.Config)
+	}
+	return rt.plugins.Open(s)
+}
+
+// release closes the sandboxes, then the plugins that serve them.
+func (rt *Runtime) release() error {
+	err := rt.closeSandboxes()
+	if rt.plugins != nil {
+		err = errors.Join(err, rt.plugins.Close())
+	}
+	return err
 }
 
 func (rt *Runtime) closeSandboxes() error {

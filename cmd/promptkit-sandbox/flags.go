@@ -12,13 +12,15 @@ import (
 
 // commonFlags are accepted by every command.
 type commonFlags struct {
-	logLevel string
+	logLevel   string
+	pluginDirs stringList
 }
 
 func newFlagSet(name string, stderr io.Writer, common *commonFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&common.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
+	fs.Var(&common.pluginDirs, "plugin-dir", "directory to search for plugins (repeatable); replaces the default search path")
 	return fs
 }
 

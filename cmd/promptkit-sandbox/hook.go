@@ -48,7 +48,7 @@ func (e *cliEnv) hookRun(args []string) int {
 		return exitUsage
 	}
 
-	rt, err := hooks.Load(*cfgPath, hooks.Options{Logger: log})
+	rt, err := loadRuntime(*cfgPath, &common, log)
 	if err != nil {
 		e.errorf("%v", err)
 		return exitUsage

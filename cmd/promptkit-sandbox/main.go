@@ -40,6 +40,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return env.spawn(args[1:])
 	case "validate":
 		return env.validate(args[1:])
+	case "plugins":
+		return env.plugins(args[1:])
 	case "version", "--version":
 		return env.version(args[1:])
 	case "help", "-h", "--help":
@@ -63,9 +65,18 @@ Commands:
              (124 timeout, 125 sandbox failure, 2 usage/config error).
   validate   --config FILE
              Check a RuntimeConfig; exit 0 with a summary or 2 with every problem.
+  plugins list [--config FILE] [--json]
+             Show every plugin found: name, version, path, modes, SHA-256,
+             and why a candidate was refused.
+  plugins lock --config FILE
+             Record the SHA-256 of the plugins the config selects in
+             promptkit-sandbox.lock beside it; from then on a plugin whose
+             hash differs is refused before it runs.
   version    Print the version.
 
-Every command accepts --log-level (trace, debug, info, warn, error; default info).
+Every command accepts --log-level (trace, debug, info, warn, error; default
+info) and --plugin-dir DIR (repeatable; replaces the default plugin search
+path, which starts with $PROMPTKIT_PLUGIN_PATH).
 `)
 }
 

@@ -9,10 +9,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/hashicorp/go-hclog"
-
-	"github.com/altairalabs/promptkit-sandbox/hooks"
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
 	"github.com/altairalabs/promptkit-sandbox/shared/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
@@ -42,7 +38,7 @@ func (e *cliEnv) spawn(args []string) int {
 		return exitUsage
 	}
 
-	rt, err := e.openRuntime(*cfgPath, log)
+	rt, err := loadRuntime(*cfgPath, &common, log)
 	if err != nil {
 		e.errorf("%v", err)
 		return exitUsage
@@ -99,16 +95,6 @@ func (e *cliEnv) spawnExitCode(err error) int {
 	}
 	e.errorf("spawn: %v", err)
 	return exitSandbox
-}
-
-// openRuntime loads the config, or, with none, a runtime holding only the
-// built-in direct sandbox.
-func (e *cliEnv) openRuntime(path string, log hclog.Logger) (*hooks.Runtime, error) {
-	opts := hooks.Options{Logger: log}
-	if path == "" {
-		return hooks.New(&config.File{}, opts)
-	}
-	return hooks.Load(path, opts)
 }
 
 // spawnStdin reads what is piped to us; a terminal is not read, so an

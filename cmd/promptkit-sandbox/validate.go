@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/altairalabs/promptkit-sandbox/hooks"
 	"github.com/altairalabs/promptkit-sandbox/hooks/wire"
 )
 
@@ -25,7 +24,7 @@ func (e *cliEnv) validate(args []string) int {
 		e.errorf("%v", err)
 		return exitUsage
 	}
-	rt, err := hooks.Load(*cfgPath, hooks.Options{Logger: log})
+	rt, err := loadRuntime(*cfgPath, &common, log)
 	if err != nil {
 		// A *config.Error prints one problem per line, each naming the
 		// file, line and entry.
@@ -36,7 +35,13 @@ func (e *cliEnv) validate(args []string) int {
 
 	f := rt.File()
 	for _, s := range f.Sandboxes {
-		fmt.Fprintf(e.stdout, "sandbox %s: mode %s\n", s.Name, s.Mode)
+		served := ""
+		if sb, ok := rt.Sandbox(s.Name); ok {
+			if p, ok := sb.(interface{ Plugin() string }); ok {
+				served = ", plugin " + p.Plugin()
+			}
+		}
+		fmt.Fprintf(e.stdout, "sandbox %s: mode %s%s\n", s.Name, s.Mode, served)
 	}
 	for _, h := range rt.Hooks() {
 		phases := "(no phases)"

@@ -36,6 +36,13 @@ type ModeSet interface {
 	Modes() []string
 }
 
+// ModeHinter is implemented by a ModeSet that can say where it looked for
+// modes (a plugin host's search path); the hint is appended to the
+// unknown-mode message.
+type ModeHinter interface {
+	ModeHint() string
+}
+
 // Options tune loading.
 type Options struct {
 	// Modes are the sandbox modes a sandbox entry may use besides the

@@ -120,7 +120,13 @@ func (p *parser) checkMode(at *yaml.Node, entry, mode string, modes ModeSet, che
 	}
 	slices.Sort(known)
 	known = slices.Compact(known)
-	p.addAt(at, entry, "%s", (&sandbox.UnknownModeError{Mode: mode, Known: known}).Error())
+	msg := (&sandbox.UnknownModeError{Mode: mode, Known: known}).Error()
+	if h, ok := modes.(ModeHinter); ok {
+		if hint := h.ModeHint(); hint != "" {
+			msg += "; " + hint
+		}
+	}
+	p.addAt(at, entry, "%s", msg)
 }
 
 // value converts a config value to plain Go values, expanding ${NAME} in

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/altairalabs/promptkit-sandbox/hooks"
+	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/plugin/host"
+	"github.com/altairalabs/promptkit-sandbox/plugin/lockfile"
+)
+
+// hostOptions are the plugin host settings every command shares: the
+// --plugin-dir flags, a config's own plugin dirs, its lock file, and a
+// reattach list from the environment.
+func hostOptions(common *commonFlags, log hclog.Logger, configPath string, configDirs []string) host.Options {
+	opts := host.Options{
+		Dirs:       common.pluginDirs,
+		ConfigDirs: configDirs,
+		Logger:     log,
+		Reattach:   os.Getenv(plugin.EnvReattach),
+	}
+	if configPath != "" {
+		opts.LockPath = lockfile.Path(filepath.Dir(configPath))
+	}
+	return opts
+}
+
+// runtimeOptions resolve built-in modes in-process and every other mode
+// through a plugin host made for the config being loaded.
+func runtimeOptions(common *commonFlags, log hclog.Logger) hooks.Options {
+	return hooks.Options{
+		Logger: log,
+		Plugins: func(configPath string, dirs []string) (hooks.Plugins, error) {
+			return host.New(hostOptions(common, log, configPath, dirs))
+		},
+	}
+}
+
+// loadRuntime loads a config, or, with none, a runtime holding only the
+// built-in direct sandbox (plugins are still found for `spawn`).
+func loadRuntime(path string, common *commonFlags, log hclog.Logger) (*hooks.Runtime, error) {
+	return loadRuntimeWith(path, runtimeOptions(common, log))
+}
+
+func loadRuntimeWith(path string, opts hooks.Options) (*hooks.Runtime, error) {
+	if path == "" {
+		return hooks.New(&config.File{}, opts)
+	}
+	return hooks.Load(path, opts)
+}

@@ -16,9 +16,14 @@ FUZZTIME   ?= 60s
 STATICCHECK_VERSION := v0.8.2
 
 # Debian packages the tests and examples need, by the command they provide.
-DEB_DEPS := python3:python3 gcc:gcc
+DEB_DEPS := python3:python3 gcc:gcc protoc:protobuf-compiler
 
-.PHONY: all build run demo test deps bench lint fuzz clean
+# Pinned generators for shared/proto (shared/proto/generate.sh checks them).
+TOOLS               := $(CURDIR)/bin/tools
+PROTOC_GEN_GO       := v1.36.12
+PROTOC_GEN_GO_GRPC  := v1.5.1
+
+.PHONY: all build run demo test deps tools generate bench lint fuzz clean
 
 all: build
 
@@ -32,8 +37,22 @@ run: deps build
 
 demo: run
 
-test: deps lint
+test: deps tools lint
 	$(GO) test -race -timeout 30m -count 1 ./...
+
+# tools installs the pinned protoc plugins into bin/tools.
+tools: $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc
+
+$(TOOLS)/protoc-gen-go:
+	GOFLAGS= GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO)
+
+$(TOOLS)/protoc-gen-go-grpc:
+	GOFLAGS= GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC)
+
+# generate regenerates shared/proto byte for byte (TestGeneratedCodeIsFresh
+# fails when the committed code is stale).
+generate: deps tools
+	shared/proto/generate.sh
 
 # deps installs what is missing and nothing else.
 deps:

@@ -6,14 +6,18 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/altairalabs/promptkit-sandbox/plugin/host"
 )
 
 // commonFlags are accepted by every command.
 type commonFlags struct {
-	logLevel   string
-	pluginDirs stringList
+	logLevel     string
+	pluginDirs   stringList
+	startTimeout time.Duration
 }
 
 func newFlagSet(name string, stderr io.Writer, common *commonFlags) *flag.FlagSet {
@@ -21,6 +25,7 @@ func newFlagSet(name string, stderr io.Writer, common *commonFlags) *flag.FlagSe
 	fs.SetOutput(stderr)
 	fs.StringVar(&common.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	fs.Var(&common.pluginDirs, "plugin-dir", "directory to search for plugins (repeatable); replaces the default search path")
+	fs.DurationVar(&common.startTimeout, "plugin-start-timeout", host.DefaultStartTimeout, "how long a plugin may take to start and complete its handshake")
 	return fs
 }
 

@@ -75,8 +75,9 @@ Commands:
   version    Print the version.
 
 Every command accepts --log-level (trace, debug, info, warn, error; default
-info) and --plugin-dir DIR (repeatable; replaces the default plugin search
-path, which starts with $PROMPTKIT_PLUGIN_PATH).
+info), --plugin-dir DIR (repeatable; replaces the default plugin search
+path, which starts with $PROMPTKIT_PLUGIN_PATH) and --plugin-start-timeout
+(default 10s).
 `)
 }
 

@@ -20,8 +20,9 @@ func hostOptions(common *commonFlags, log hclog.Logger, configPath string, confi
 	opts := host.Options{
 		Dirs:       common.pluginDirs,
 		ConfigDirs: configDirs,
-		Logger:     log,
-		Reattach:   os.Getenv(plugin.EnvReattach),
+		Logger:       log,
+		Reattach:     os.Getenv(plugin.EnvReattach),
+		StartTimeout: common.startTimeout,
 	}
 	if configPath != "" {
 		opts.LockPath = lockfile.Path(filepath.Dir(configPath))

@@ -18,8 +18,8 @@ import (
 // reattach list from the environment.
 func hostOptions(common *commonFlags, log hclog.Logger, configPath string, configDirs []string) host.Options {
 	opts := host.Options{
-		Dirs:       common.pluginDirs,
-		ConfigDirs: configDirs,
+		Dirs:         common.pluginDirs,
+		ConfigDirs:   configDirs,
 		Logger:       log,
 		Reattach:     os.Getenv(plugin.EnvReattach),
 		StartTimeout: common.startTimeout,

@@ -124,5 +124,6 @@ func serverOptions() []grpc.ServerOption {
 		grpc.InitialConnWindowSize(flowWindow),
 		grpc.ReadBufferSize(transportBuffer),
 		grpc.WriteBufferSize(transportBuffer),
+		grpc.NumStreamWorkers(4),
 	}
 }

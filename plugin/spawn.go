@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -48,6 +49,23 @@ func (s *server) Spawn(stream sandboxpb.Sandbox_SpawnServer) error {
 	if err := s.enter(); err != nil {
 		return err
 	}
+	if st, ok := sb.(sandbox.Streamer); ok {
+		// Output goes out while the process runs, so sending it overlaps
+		// producing it; what is left at the end rides with the result.
+		out := &streamWriter{stream: stream}
+		resp, err := s.spawnStreaming(ctx, sb, st, req, out)
+		s.leave()
+		if err == nil {
+			err = resp.Err
+		}
+		s.log.Trace("spawned", "sandbox", sb.Name(), "command", req.Command, "error", err)
+		if out.err != nil {
+			return out.err
+		}
+		result := resultOf(resp, err)
+		result.Stdout, result.Stderr = out.out.buf, out.errs.buf
+		return stream.Send(&sandboxpb.SpawnOutput{Msg: &sandboxpb.SpawnOutput_Result{Result: result}})
+	}
 	resp, err := s.spawn(ctx, sb, req)
 	s.leave()
 	if err == nil {
@@ -68,6 +86,81 @@ func (s *server) Spawn(stream sandboxpb.Sandbox_SpawnServer) error {
 		}
 	}
 	return stream.Send(&sandboxpb.SpawnOutput{Msg: &sandboxpb.SpawnOutput_Result{Result: result}})
+}
+
+// spawnStreaming is spawn for a backend that streams its output.
+func (s *server) spawnStreaming(ctx context.Context, sb sandbox.Sandbox, st sandbox.Streamer, req sandbox.Request, out *streamWriter) (resp sandbox.Response, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("backend Spawn panicked", "sandbox", sb.Name(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = sandbox.Errorf(sandbox.KindUnknown, "sandbox %s: backend panicked: %v", sb.Name(), r)
+			resp = sandbox.Response{Err: err}
+		}
+	}()
+	return st.SpawnStreaming(ctx, req, out.stdout(), out.stderr())
+}
+
+// streamWriter sends a backend's output as it is written. Each stream is
+// gathered into chunks of flushAt bytes first, so a hook's few bytes of
+// output are not sent on their own but with the result. stdout and stderr
+// come from two goroutines and a gRPC stream takes one sender at a time.
+// The first send error is kept and later writes are dropped (the stream
+// is gone; the backend keeps draining its process).
+type streamWriter struct {
+	stream chunkSender
+	mu     sync.Mutex // serializes Send
+	err    error
+	out    pending
+	errs   pending
+}
+
+// flushAt is how much output is gathered before it is sent: large enough
+// that per-message costs vanish, small enough to overlap with the process.
+const flushAt = 256 << 10
+
+// pending is one stream's output not yet sent; only its writer touches it.
+type pending struct {
+	buf  []byte
+	wrap func([]byte) *sandboxpb.SpawnOutput
+}
+
+func (w *streamWriter) stdout() io.Writer {
+	w.out.wrap = stdoutMsg
+	return streamSink{w, &w.out}
+}
+
+func (w *streamWriter) stderr() io.Writer {
+	w.errs.wrap = stderrMsg
+	return streamSink{w, &w.errs}
+}
+
+type streamSink struct {
+	w *streamWriter
+	p *pending
+}
+
+// Write gathers p and sends every full chunk; gRPC has serialized a
+// message before Send returns, so nothing of p is held on to.
+func (s streamSink) Write(p []byte) (int, error) {
+	s.p.buf = append(s.p.buf, p...)
+	for len(s.p.buf) >= flushAt {
+		if err := s.w.send(s.p.wrap(s.p.buf[:flushAt])); err != nil {
+			s.p.buf = nil
+			return 0, err
+		}
+		s.p.buf = append(s.p.buf[:0], s.p.buf[flushAt:]...)
+	}
+	return len(p), nil
+}
+
+func (w *streamWriter) send(msg *sandboxpb.SpawnOutput) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.err = w.stream.Send(msg)
+	return w.err
 }
 
 // spawn calls the backend; a panic in it becomes that call's error

@@ -2,6 +2,7 @@ package direct
 
 import (
 	"context"
+	"io"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
@@ -16,7 +17,10 @@ type Sandbox struct {
 	opts shell.Options
 }
 
-var _ sandbox.Sandbox = (*Sandbox)(nil)
+var (
+	_ sandbox.Sandbox  = (*Sandbox)(nil)
+	_ sandbox.Streamer = (*Sandbox)(nil)
+)
 
 // New returns a direct sandbox called name (ModeName when empty) that runs
 // processes with opts; the zero Options give the package defaults.
@@ -34,6 +38,14 @@ func (s *Sandbox) Name() string { return s.name }
 // process lifecycle and the errors.
 func (s *Sandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Response, error) {
 	return shell.Run(ctx, req, s.opts)
+}
+
+// SpawnStreaming is Spawn with the output written to stdout and stderr as
+// it arrives (see sandbox.Streamer).
+func (s *Sandbox) SpawnStreaming(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (sandbox.Response, error) {
+	opts := s.opts
+	opts.StdoutSink, opts.StderrSink = stdout, stderr
+	return shell.Run(ctx, req, opts)
 }
 
 // OutputLimit is the number of bytes kept of each of stdout and stderr;

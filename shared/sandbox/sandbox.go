@@ -13,6 +13,7 @@ package sandbox
 
 import (
 	"context"
+	"io"
 	"time"
 )
 
@@ -76,6 +77,16 @@ func (r Response) Truncated() bool { return r.StdoutTruncated || r.StderrTruncat
 // Close when done with it.
 type Closer interface {
 	Close() error
+}
+
+// Streamer is implemented by sandboxes that can hand a process's output
+// over while it runs instead of returning it whole. SpawnStreaming is
+// Spawn with stdout and stderr written to the given writers (up to the
+// sandbox's output cap, each from one goroutine at a time, never after it
+// returns); the Response carries no output, only the truncation flags and
+// the error. A plugin uses it to send output while it is produced.
+type Streamer interface {
+	SpawnStreaming(ctx context.Context, req Request, stdout, stderr io.Writer) (Response, error)
 }
 
 // Factory builds a Sandbox named name from its mode-specific configuration

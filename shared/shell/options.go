@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"io"
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
@@ -40,6 +41,12 @@ type Options struct {
 	// OrphanWait is how long to keep reading output after the process has
 	// exited and its group has been killed. Zero means DefaultOrphanWait.
 	OrphanWait time.Duration
+	// StdoutSink and StderrSink, when set, receive the stream's bytes (up
+	// to OutputLimit) as they arrive instead of the Response holding
+	// them; the truncation flags still report what was dropped. Each is
+	// written from one goroutine at a time, and never after Wait returns.
+	StdoutSink io.Writer
+	StderrSink io.Writer
 }
 
 func (o Options) withDefaults() Options {
@@ -64,4 +71,11 @@ func (o Options) timeoutFor(req sandbox.Request) time.Duration {
 		return req.Timeout
 	}
 	return max(o.Timeout, 0)
+}
+
+func (o Options) output(sink io.Writer) *Output {
+	if sink != nil {
+		return NewStreamingOutput(o.OutputLimit, sink)
+	}
+	return NewOutput(o.OutputLimit)
 }

@@ -28,6 +28,13 @@ type Output struct {
 	mu        sync.Mutex
 	buf       []byte // published prefix; the writer fills cap beyond len
 	truncated bool
+
+	// With a sink, bytes within the limit are passed on as they arrive
+	// instead of kept; sent counts them and sinkErr is the first write
+	// error, after which the rest is drained and dropped.
+	sink    io.Writer
+	sent    int
+	sinkErr error
 }
 
 // NewOutput returns an Output that keeps at most limit bytes (at least 1;
@@ -39,9 +46,21 @@ func NewOutput(limit int) *Output {
 	return &Output{limit: limit}
 }
 
+// NewStreamingOutput returns an Output that passes at most limit bytes on
+// to sink as they arrive and keeps none of them: Bytes and Since return
+// nothing, Len counts what was passed on.
+func NewStreamingOutput(limit int, sink io.Writer) *Output {
+	o := NewOutput(limit)
+	o.sink = sink
+	return o
+}
+
 // ReadFrom reads r until EOF or an error, keeping what fits. It returns
 // the number of bytes read, kept or not, and nil at EOF.
 func (o *Output) ReadFrom(r io.Reader) (int64, error) {
+	if o.sink != nil {
+		return o.stream(r)
+	}
 	o.mu.Lock()
 	buf := o.buf
 	o.mu.Unlock()
@@ -68,9 +87,48 @@ func (o *Output) ReadFrom(r io.Reader) (int64, error) {
 	return total + n, err
 }
 
+// stream is ReadFrom for an Output with a sink. A failing sink does not
+// stop the reading: the process must never block on a full pipe.
+func (o *Output) stream(r io.Reader) (int64, error) {
+	bp := scratch.Get().(*[]byte)
+	defer scratch.Put(bp)
+	buf := *bp
+	var total int64
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			total += int64(n)
+			o.pass(buf[:n])
+		}
+		if err != nil {
+			return total, eofIsNil(err)
+		}
+	}
+}
+
+// pass hands what fits of p to the sink.
+func (o *Output) pass(p []byte) {
+	o.mu.Lock()
+	keep := min(len(p), o.limit-o.sent)
+	if keep < len(p) {
+		o.truncated = true
+	}
+	o.sent += keep
+	o.mu.Unlock()
+	if keep > 0 && o.sinkErr == nil {
+		if _, err := o.sink.Write(p[:keep]); err != nil {
+			o.sinkErr = err
+		}
+	}
+}
+
 // Write keeps what fits of p and always reports it consumed, so a writer
 // feeding several sinks is never stopped by a full one.
 func (o *Output) Write(p []byte) (int, error) {
+	if o.sink != nil {
+		o.pass(p)
+		return len(p), nil
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	room := o.limit - len(o.buf)
@@ -97,6 +155,13 @@ func (o *Output) growTo(buf []byte, want int) []byte {
 	copy(next, buf)
 	return next
 }
+
+// scratch holds read buffers for streaming outputs: one pipe buffer each,
+// reused across processes.
+var scratch = sync.Pool{New: func() any {
+	b := make([]byte, discardChunk)
+	return &b
+}}
 
 func (o *Output) discard(r io.Reader) (int64, error) {
 	scratch := make([]byte, discardChunk)
@@ -140,10 +205,13 @@ func (o *Output) Since(off int) []byte {
 	return append([]byte(nil), o.buf[off:]...)
 }
 
-// Len is the number of bytes kept so far.
+// Len is the number of bytes kept (or, with a sink, passed on) so far.
 func (o *Output) Len() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.sink != nil {
+		return o.sent
+	}
 	return len(o.buf)
 }
 

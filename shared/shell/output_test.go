@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -129,5 +130,24 @@ func TestRunOutputExactlyAtLimitIsNotTruncated(t *testing.T) {
 	}
 	if string(resp.Stdout) != "0123456789" || resp.StdoutTruncated {
 		t.Errorf("stdout = %q, truncated %v; want all 10 bytes, false", resp.Stdout, resp.StdoutTruncated)
+	}
+}
+
+func TestStreamingOutputPassesBytesOnWithinTheLimit(t *testing.T) {
+	var sink bytes.Buffer
+	resp, err := Run(context.Background(), sandbox.Request{
+		Command: "sh", Args: []string{"-c", "head -c 300000 /dev/zero | tr '\\0' x; echo err >&2"},
+	}, Options{OutputLimit: 200000, StdoutSink: &sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sink.Len() != 200000 || strings.Trim(sink.String(), "x") != "" {
+		t.Fatalf("sink got %d bytes, want 200000 x", sink.Len())
+	}
+	if !resp.StdoutTruncated || len(resp.Stdout) != 0 {
+		t.Fatalf("response: %d stdout bytes, truncated %v; want none kept, truncated", len(resp.Stdout), resp.StdoutTruncated)
+	}
+	if string(resp.Stderr) != "err\n" || resp.StderrTruncated {
+		t.Fatalf("stderr %q truncated %v", resp.Stderr, resp.StderrTruncated)
 	}
 }

@@ -56,8 +56,8 @@ func Start(ctx context.Context, req sandbox.Request, opts Options) (*Process, er
 	p := &Process{
 		command:     req.Command,
 		opts:        opts,
-		stdout:      NewOutput(opts.OutputLimit),
-		stderr:      NewOutput(opts.OutputLimit),
+		stdout:      opts.output(opts.StdoutSink),
+		stderr:      opts.output(opts.StderrSink),
 		readersDone: make(chan struct{}, 2),
 	}
 	if err := p.spawn(req); err != nil {

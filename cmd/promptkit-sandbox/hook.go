@@ -42,15 +42,8 @@ func (e *cliEnv) hookRun(args []string) int {
 		e.errorf("hook run: --config and --hook are required")
 		return exitUsage
 	}
-	log, err := common.logger(e.stderr)
-	if err != nil {
-		e.errorf("%v", err)
-		return exitUsage
-	}
-
-	rt, err := loadRuntime(*cfgPath, &common, log)
-	if err != nil {
-		e.errorf("%v", err)
+	rt, log, ok := e.openRuntime(&common, *cfgPath)
+	if !ok {
 		return exitUsage
 	}
 	h, ok := rt.Hook(*name)

@@ -53,3 +53,20 @@ func loadRuntimeWith(path string, opts hooks.Options) (*hooks.Runtime, error) {
 	}
 	return hooks.Load(path, opts)
 }
+
+// openRuntime builds the logger from the common flags and loads the
+// config (none: the built-in sandboxes only). On failure it has reported
+// the problem — a *config.Error lists every one, each with its file, line
+// and entry — and ok is false.
+func (e *cliEnv) openRuntime(common *commonFlags, cfgPath string) (rt *hooks.Runtime, log hclog.Logger, ok bool) {
+	log, err := common.logger(e.stderr)
+	if err != nil {
+		e.errorf("%v", err)
+		return nil, nil, false
+	}
+	if rt, err = loadRuntime(cfgPath, common, log); err != nil {
+		e.errorf("%v", err)
+		return nil, nil, false
+	}
+	return rt, log, true
+}

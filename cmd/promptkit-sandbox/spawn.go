@@ -32,15 +32,8 @@ func (e *cliEnv) spawn(args []string) int {
 		e.errorf("spawn: --timeout must not be negative")
 		return exitUsage
 	}
-	log, err := common.logger(e.stderr)
-	if err != nil {
-		e.errorf("%v", err)
-		return exitUsage
-	}
-
-	rt, err := loadRuntime(*cfgPath, &common, log)
-	if err != nil {
-		e.errorf("%v", err)
+	rt, _, ok := e.openRuntime(&common, *cfgPath)
+	if !ok {
 		return exitUsage
 	}
 	defer func() { _ = rt.Close(context.Background()) }()

@@ -19,16 +19,8 @@ func (e *cliEnv) validate(args []string) int {
 		e.errorf("usage: promptkit-sandbox validate --config FILE")
 		return exitUsage
 	}
-	log, err := common.logger(e.stderr)
-	if err != nil {
-		e.errorf("%v", err)
-		return exitUsage
-	}
-	rt, err := loadRuntime(*cfgPath, &common, log)
-	if err != nil {
-		// A *config.Error prints one problem per line, each naming the
-		// file, line and entry.
-		fmt.Fprintf(e.stderr, "%v\n", err)
+	rt, _, ok := e.openRuntime(&common, *cfgPath)
+	if !ok {
 		return exitUsage
 	}
 	defer func() { _ = rt.Close(context.Background()) }()

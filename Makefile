@@ -23,7 +23,7 @@ TOOLS               := $(CURDIR)/bin/tools
 PROTOC_GEN_GO       := v1.36.12
 PROTOC_GEN_GO_GRPC  := v1.5.1
 
-.PHONY: all build run demo test deps tools generate bench lint fuzz clean
+.PHONY: all build run demo test deps docker images tools generate bench lint fuzz clean
 
 all: build
 
@@ -37,7 +37,7 @@ run: deps build
 
 demo: run
 
-test: deps tools lint
+test: deps docker tools lint images
 	$(GO) test -race -timeout 30m -count 1 ./...
 
 # tools installs the pinned protoc plugins into bin/tools.
@@ -69,6 +69,18 @@ deps:
 			echo "missing:$$missing — install them (apt-get install$$missing) or run make as root" >&2; exit 1; \
 		fi; \
 	fi
+
+# docker installs Docker and busybox-static when missing and starts an
+# engine if none answers (scripts/ensure-docker.sh).
+docker:
+	@scripts/ensure-docker.sh
+
+# images builds the Docker test images that are not built yet (FROM scratch,
+# tagged by a hash of their content; see internal/dockertest). Tests build
+# them on demand too; building them once up front keeps parallel test
+# binaries from each building the same image.
+images: docker
+	$(GO) run ./internal/dockertest/cmd/build-images
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./...

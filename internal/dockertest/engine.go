@@ -1,0 +1,122 @@
+package dockertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+)
+
+// dockerCLI is the client every helper runs; tests that need another one
+// can put it first on PATH.
+const dockerCLI = "docker"
+
+// probeTimeout bounds the engine check: an engine that takes longer than
+// this to answer `docker version` is as good as absent for a test run.
+const probeTimeout = 15 * time.Second
+
+// howToFix tells a developer what to do about a missing engine or busybox.
+const howToFix = "run scripts/ensure-docker.sh as root (it installs docker.io and busybox-static and starts an engine), or point DOCKER_HOST at an engine"
+
+// probeResult is what Require learns about the machine; the zero value
+// means a usable engine.
+type probeResult struct {
+	noCLI    error // the docker CLI is not on PATH
+	noEngine error // the CLI is there but no engine answered
+}
+
+// problem says what is missing, or "" when the engine is usable.
+func (p probeResult) problem() string {
+	switch {
+	case p.noCLI != nil:
+		return fmt.Sprintf("the docker CLI is not installed (%v)", p.noCLI)
+	case p.noEngine != nil:
+		return fmt.Sprintf("no Docker engine answers (%v)", p.noEngine)
+	}
+	return ""
+}
+
+// probe asks the engine once per process: it does not come and go during a
+// test run, and many tests ask.
+var probe = sync.OnceValue(func() probeResult {
+	if _, err := exec.LookPath(dockerCLI); err != nil {
+		return probeResult{noCLI: err}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	if _, err := run(ctx, nil, "version", "--format", "{{.Server.Version}}"); err != nil {
+		return probeResult{noEngine: err}
+	}
+	return probeResult{}
+})
+
+// busyboxProblem says why the test images cannot be built here, or "".
+// Asked once per process, like probe.
+var busyboxProblem = sync.OnceValue(func() string {
+	if _, err := readBusybox(); err != nil {
+		return err.Error()
+	}
+	return ""
+})
+
+// verdict is what a test does about a missing prerequisite.
+type verdict int
+
+const (
+	proceed verdict = iota
+	skip
+	fail
+)
+
+// decide turns what is missing ("" for nothing) into a verdict and the
+// message that explains it. CI must run the Docker tests, so there a
+// missing prerequisite fails the test instead of quietly skipping it.
+func decide(problem string, ci bool) (verdict, string) {
+	switch {
+	case problem == "":
+		return proceed, ""
+	case ci:
+		return fail, "CI is set, so Docker tests must run, but " + problem + "; " + howToFix
+	}
+	return skip, "skipping: this test needs Docker, but " + problem + "; " + howToFix
+}
+
+// inCI reports whether the CI environment variable is set, the convention
+// of every CI system we know of. "false" and "0" count as unset, so a
+// developer can say CI=false.
+func inCI() bool {
+	v, ok := os.LookupEnv("CI")
+	return ok && v != "" && v != "false" && v != "0"
+}
+
+// need skips or fails the test, as decide says, unless problem is "".
+func need(t testing.TB, problem string) {
+	t.Helper()
+	switch v, msg := decide(problem, inCI()); v {
+	case skip:
+		t.Skip(msg)
+	case fail:
+		t.Fatal(msg)
+	}
+}
+
+// Require makes a test need a Docker engine: when the docker CLI is absent
+// or no engine answers, it skips with a message saying so and how to get
+// one (scripts/ensure-docker.sh) — unless the env var CI is set, where it
+// fails (CI must run Docker tests, not skip them).
+func Require(t testing.TB) {
+	t.Helper()
+	need(t, probe().problem())
+}
+
+// engineError is BuildAll's counterpart of Require: why there is no
+// usable engine, or nil.
+func engineError() error {
+	if problem := probe().problem(); problem != "" {
+		return fmt.Errorf("%s; %s", problem, howToFix)
+	}
+	return nil
+}

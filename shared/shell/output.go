@@ -138,7 +138,8 @@ func (o *Output) Write(p []byte) (int, error) {
 		o.truncated = true
 	}
 	if len(keep) > cap(o.buf)-len(o.buf) {
-		o.buf = o.growTo(o.buf, len(o.buf)+len(keep))
+		// Doubling keeps many small writes linear overall.
+		o.buf = o.growTo(o.buf, max(len(o.buf)+len(keep), 2*cap(o.buf)))
 	}
 	o.buf = append(o.buf, keep...)
 	return len(p), nil

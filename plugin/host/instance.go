@@ -268,6 +268,17 @@ type pluginLogger struct{ hclog.Logger }
 
 func (l pluginLogger) Named(string) hclog.Logger { return l.Logger }
 
+// Info demotes go-plugin's note that a plugin exited, which it logs at
+// INFO on every normal shutdown, to DEBUG; a crash is reported by the
+// host's own WARN when the next call restarts the plugin.
+func (l pluginLogger) Info(msg string, args ...any) {
+	if msg == "plugin process exited" {
+		l.Logger.Debug(msg, args...)
+		return
+	}
+	l.Logger.Info(msg, args...)
+}
+
 func levelName(l hclog.Logger) string {
 	if lvl := l.GetLevel(); lvl != hclog.NoLevel {
 		return lvl.String()

@@ -15,6 +15,10 @@ LDFLAGS    := -s -w -X main.version=$(VERSION)
 FUZZTIME   ?= 60s
 STATICCHECK_VERSION := v0.8.2
 
+# Each plugin is versioned on its own; make build puts it at
+# bin/plugins/promptkit-sandbox-NAME_vVERSION.
+DOCKER_PLUGIN_VERSION ?= 0.1.0
+
 # Debian packages the tests and examples need, by the command they provide.
 DEB_DEPS := python3:python3 gcc:gcc protoc:protobuf-compiler
 
@@ -30,6 +34,9 @@ all: build
 build:
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/promptkit-sandbox ./cmd/promptkit-sandbox
+	@mkdir -p $(BIN)/plugins && chmod 755 $(BIN)/plugins
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X main.version=$(DOCKER_PLUGIN_VERSION)' \
+		-o $(BIN)/plugins/promptkit-sandbox-docker_v$(DOCKER_PLUGIN_VERSION) ./cmd/promptkit-sandbox-docker
 
 # run: the example hooks through the direct sandbox, one decision per line.
 run: deps build

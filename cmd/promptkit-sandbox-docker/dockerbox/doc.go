@@ -1,0 +1,87 @@
+// Package dockerbox is the Docker backend of promptkit-sandbox, served by
+// the promptkit-sandbox-docker plugin. It talks to the Docker Engine API
+// (github.com/moby/moby/client) directly: DOCKER_HOST and the other
+// DOCKER_* variables are honoured as by the docker CLI, and the API
+// version is negotiated down to the engine's (1.41 for docker.io 20.10).
+//
+// # docker_run: a fresh container per call
+//
+// Each Spawn creates a container from the image, attaches to it before it
+// starts, starts it, writes Request.Stdin and closes it, splits the output
+// into stdout and stderr, waits for the exit and removes the container.
+//
+//	key           default               meaning
+//	image         (required)            an image present in the local engine; never pulled
+//	network       none                  network mode (none, bridge, host, a network name)
+//	mounts        []                    "-v" specs SRC:DST[:ro|rw]; SRC an absolute host path or a volume name
+//	env           []                    KEY=value set verbatim, or bare KEY forwarded from the plugin's environment
+//	user          the image's           user[:group] in the container
+//	workdir       the image's           absolute working directory in the container
+//	memory        no limit              e.g. "256m", "1g" (binary units), or bytes
+//	cpus          no limit              e.g. "0.5", 2
+//	pids_limit    256                   processes in the container; -1 for no limit
+//	read_only     false                 read-only root filesystem
+//	cap_drop      [ALL]                 capabilities dropped
+//	cap_add       []                    capabilities added back
+//	security_opt  [no-new-privileges]   engine security options
+//	timeout       10s                   for calls that set none
+//	output_limit  16777216              bytes kept of each of stdout and stderr
+//	transport     api                   api (cli: not implemented yet)
+//	pool          0                     warm containers (not implemented yet: only 0)
+//	extra_args    []                    docker CLI arguments: needs transport cli
+//	docker_path   docker                the docker CLI, for transport cli
+//
+// A missing image is a start error naming it, at open and at each call.
+// A command the image lacks (or cannot execute) makes the engine refuse to
+// start the container: that is a start error (sandbox.ErrStart) carrying
+// the engine's words, never an *sandbox.ExitError 127 or 126, so a hook's
+// own exit status 125, 126 or 127 is always its own. On a timeout or a
+// cancellation the container is killed and removed before Spawn returns.
+//
+// # docker_exec: a command inside a running container
+//
+//	key           default       meaning
+//	container     (required)    name or ID of a running container
+//	workdir       the container's
+//	user          the container's
+//	env           []            as for docker_run
+//	timeout, output_limit, transport, extra_args, docker_path: as for docker_run
+//
+// The command runs as /bin/sh -c WRAPPER COMMAND ARGS...: the wrapper
+// checks that the command exists, reports its PID on the first line of
+// stderr (which the sandbox strips) and replaces itself with the command,
+// so the hook sees exactly its own arguments, stdin and environment. A
+// missing command is a start error; a container that does not exist, is
+// stopped or is paused is a start error that says which; so is an exec the
+// engine cannot start (a missing workdir or user), with the engine's
+// message — which never reaches the hook's stdout or stderr.
+//
+// The engine starts an exec'd process as the leader of a session of its
+// own, so the call's processes are that session (plus any descendant that
+// started another). On a timeout or a cancellation a second exec freezes
+// them all (SIGSTOP, found through /proc by session and by parent PID
+// until no new one appears) and SIGKILLs them before the call returns:
+// closing the exec's connection alone would leave the process running.
+// The same happens when the command exits but something it left behind
+// keeps its output open (checked every 250ms while a call runs), as the
+// direct backend kills what is left of a process group. The container
+// therefore needs /bin/sh (with the kill builtin) and /proc, which the
+// sandbox checks when it opens. A process that starts a session of its own
+// and whose parent has exited is not found.
+//
+// # Labels and stale containers
+//
+// Containers carry org.promptkit.sandbox.plugin=docker,
+// org.promptkit.sandbox.name=SANDBOX, org.promptkit.sandbox.pid=PID and
+// org.promptkit.sandbox.host=HOSTNAME. When the plugin starts it removes
+// the labelled containers of this host whose plugin process no longer
+// exists (RemoveStale).
+//
+// # Errors
+//
+// A timeout is sandbox.ErrTimeout (and context.DeadlineExceeded) saying
+// "timed out after X"; a cancellation is context.Canceled; a non-zero exit
+// is *sandbox.ExitError with the container's or exec's exit code; an
+// engine that cannot be reached is sandbox.ErrTransport naming the
+// endpoint ("docker engine at unix:///var/run/docker.sock is unreachable").
+package dockerbox

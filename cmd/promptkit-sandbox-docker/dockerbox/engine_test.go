@@ -1,0 +1,108 @@
+package dockerbox
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+func TestEngineUnreachable(t *testing.T) {
+	const host = "unix:///nonexistent.sock"
+	t.Setenv("DOCKER_HOST", host)
+	for _, f := range []struct {
+		mode    string
+		factory sandbox.Factory
+		cfg     map[string]any
+	}{
+		{RunMode, RunFactory, map[string]any{"image": "busybox"}},
+		{ExecMode, ExecFactory, map[string]any{"container": "c"}},
+	} {
+		start := time.Now()
+		_, err := f.factory("sb", f.cfg)
+		if !errors.Is(err, sandbox.ErrTransport) || !strings.Contains(err.Error(), "docker engine at "+host+" is unreachable") {
+			t.Errorf("%s: factory err = %v, want ErrTransport naming %s", f.mode, err, host)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s: took %s", f.mode, d)
+		}
+	}
+
+	// The engine goes away after the sandbox opened.
+	cli, err := newClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &RunSandbox{name: "sb", cli: cli}
+	run.set, _ = parseRunConfig(map[string]any{"image": "busybox"})
+	ex := &ExecSandbox{name: "sb", cli: cli}
+	ex.set, _ = parseExecConfig(map[string]any{"container": "c"})
+	for _, sb := range []sandbox.Sandbox{run, ex} {
+		start := time.Now()
+		resp, err := sb.Spawn(context.Background(), sandbox.Request{Command: "true", Stdin: []byte("x")})
+		if !errors.Is(err, sandbox.ErrTransport) || !strings.Contains(err.Error(), host) {
+			t.Errorf("%T: err = %v, want ErrTransport naming %s", sb, err, host)
+		}
+		if resp.Err != err || resp.Stderr != nil || resp.Stdout != nil {
+			t.Errorf("%T: resp = %+v", sb, resp)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%T: took %s", sb, d)
+		}
+	}
+	if _, err := RemoveStale(context.Background()); !errors.Is(err, sandbox.ErrTransport) {
+		t.Errorf("RemoveStale err = %v", err)
+	}
+}
+
+func TestRemoveStale(t *testing.T) {
+	img := busyboxImage(t)
+	// A PID that no longer names a process.
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := cmd.Process.Pid
+	name := uniqueName(t)
+	cleanupNamed(t, name)
+	create := func(pid, host string) string {
+		return docker(t, "create", "--network", "none",
+			"--label", LabelPlugin+"="+PluginName, "--label", LabelName+"="+name,
+			"--label", LabelPID+"="+pid, "--label", LabelHost+"="+host, img, "sleep", "60")
+	}
+	stale := create(itoa(dead), hostname())
+	docker(t, "start", stale)
+	staleStopped := create(itoa(dead), hostname())
+	live := create(itoa(1), hostname())                // PID 1 always exists
+	otherHost := create(itoa(dead), "some-other-host") // not ours to judge
+
+	removed, err := RemoveStale(ctxTimeout(t, time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(containersNamed(t, name), " ")
+	for _, id := range []string{stale, staleStopped} {
+		if strings.Contains(got, id[:12]) {
+			t.Errorf("stale container %s still there", id[:12])
+		}
+		found := false
+		for _, r := range removed {
+			found = found || r == id
+		}
+		if !found {
+			t.Errorf("removed = %v, missing %s", removed, id[:12])
+		}
+	}
+	for _, id := range []string{live, otherHost} {
+		if !strings.Contains(got, id[:12]) {
+			t.Errorf("container %s was removed but is not stale", id[:12])
+		}
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,500 @@
+package dockerbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+)
+
+// ExecMode is the mode of a command inside an already-running container.
+const ExecMode = "docker_exec"
+
+// The wrapper every docker_exec command runs under, as
+// /bin/sh -c wrapperScript COMMAND ARGS... (so $0 is the command). Before
+// it replaces itself with the command it checks that the command exists
+// and reports its own PID (which becomes the command's) as the first line
+// of stderr; the sandbox strips that line. The PID, in the container's PID
+// namespace, is what a timeout kills the process tree by; "notfound" tells
+// a command the container lacks from a hook that exits 127.
+const (
+	markerPrefix  = "\x1epks:"
+	wrapperScript = `case $0 in */*) [ -f "$0" ] && [ -x "$0" ];; *) command -v "$0" >/dev/null 2>&1;; esac ||` +
+		` { printf '\036pks:notfound\n' >&2; exit 127; }; printf '\036pks:%s\n' "$$" >&2; exec "$0" "$@"`
+)
+
+// killScript freezes every process of the call and then kills them all.
+// The engine starts an exec'd process as a session leader, so the call's
+// processes are those in the session of $1 (the command's PID, which the
+// wrapper reported), found even after the command itself has exited, plus
+// any descendant of $1 that started a session of its own (found by
+// walking parent PIDs until no new process appears, freezing each with
+// SIGSTOP so nothing forks past the walk). It needs only /bin/sh with its
+// kill builtin and /proc.
+const killScript = `root=$1; kill -STOP "$root" 2>/dev/null; found=" $root "; changed=1
+while [ "$changed" = 1 ]; do changed=0
+for st in /proc/[0-9]*/stat; do pid=${st#/proc/}; pid=${pid%/stat}
+case "$found" in *" $pid "*) continue;; esac
+read -r line < "$st" 2>/dev/null || continue
+set -- ${line##*\) }
+case "$found" in *" $2 "*) hit=1;; *) hit=0;; esac
+[ "$4" = "$root" ] && hit=1
+if [ "$hit" = 1 ]; then kill -STOP "$pid" 2>/dev/null; found="$found$pid "; changed=1; fi
+done; done
+kill -KILL $found 2>/dev/null; exit 0`
+
+// ExecSandbox runs each call as a process inside a running container,
+// through the engine's exec API.
+type ExecSandbox struct {
+	name string
+	set  execSettings
+	cli  *client.Client
+}
+
+var (
+	_ sandbox.Sandbox  = (*ExecSandbox)(nil)
+	_ sandbox.Streamer = (*ExecSandbox)(nil)
+	_ sandbox.Closer   = (*ExecSandbox)(nil)
+)
+
+// ExecFactory builds a docker_exec sandbox. It validates the configuration
+// and checks that the container runs and has the /bin/sh the sandbox runs
+// commands through.
+func ExecFactory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
+	set, err := parseExecConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cli, err := newClient()
+	if err != nil {
+		return nil, err
+	}
+	s := &ExecSandbox{name: name, set: set, cli: cli}
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	if err := s.checkShell(ctx); err != nil {
+		cli.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Name returns the sandbox's name.
+func (s *ExecSandbox) Name() string { return s.name }
+
+// OutputLimit is the cap on each of stdout and stderr.
+func (s *ExecSandbox) OutputLimit() int { return s.set.outputLimit }
+
+// Close releases the engine client.
+func (s *ExecSandbox) Close() error { return s.cli.Close() }
+
+// checkRunning reports a container that does not exist or does not run as
+// a KindStart error saying which.
+func (s *ExecSandbox) checkRunning(ctx context.Context) error {
+	c := s.set.container
+	res, err := s.cli.ContainerInspect(ctx, c, client.ContainerInspectOptions{})
+	if err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return sandbox.NewError(sandbox.KindStart, fmt.Sprintf("container %s does not exist", c), nil)
+		}
+		return err
+	}
+	st := res.Container.State
+	switch {
+	case st == nil:
+		return sandbox.NewError(sandbox.KindStart, fmt.Sprintf("container %s: the engine reports no state", c), nil)
+	case st.Paused:
+		return sandbox.NewError(sandbox.KindStart, fmt.Sprintf("container %s is paused", c), nil)
+	case st.Restarting:
+		return sandbox.NewError(sandbox.KindStart, fmt.Sprintf("container %s is restarting", c), nil)
+	case !st.Running:
+		return sandbox.NewError(sandbox.KindStart, fmt.Sprintf("container %s is not running (status %s)", c, st.Status), nil)
+	}
+	return nil
+}
+
+// checkShell makes sure the container runs and can run the wrapper.
+func (s *ExecSandbox) checkShell(ctx context.Context) error {
+	if err := s.checkRunning(ctx); err != nil {
+		if sandbox.KindOf(err) == sandbox.KindStart {
+			return err
+		}
+		return openErr(s.cli, "inspect container "+s.set.container, err)
+	}
+	var out bytes.Buffer
+	code, err := s.execSimple(ctx, []string{"/bin/sh", "-c", "command -v kill >/dev/null && test -r /proc/self/stat"}, &out)
+	if err != nil {
+		return openErr(s.cli, "exec in container "+s.set.container, err)
+	}
+	if code != 0 {
+		msg := strings.TrimSpace(out.String())
+		if len(msg) > 512 {
+			msg = msg[:512]
+		}
+		return sandbox.NewError(sandbox.KindStart, fmt.Sprintf(
+			"container %s cannot run docker_exec commands (user %q, workdir %q): it needs /bin/sh with kill and a mounted /proc "+
+				"(commands run under /bin/sh so a timeout can kill them and their children inside the container); "+
+				"the check exited %d: %s", s.set.container, s.set.user, s.set.workdir, code, msg), nil)
+	}
+	return nil
+}
+
+// execSimple runs cmd in the container without stdin and returns its exit
+// code, its output (both streams) in out.
+func (s *ExecSandbox) execSimple(ctx context.Context, cmd []string, out io.Writer) (int, error) {
+	ec, err := s.cli.ExecCreate(ctx, s.set.container, client.ExecCreateOptions{
+		User: s.set.user, WorkingDir: s.set.workdir, Cmd: cmd, AttachStdout: true, AttachStderr: true,
+	})
+	if err != nil {
+		return 0, err
+	}
+	att, err := s.cli.ExecAttach(ctx, ec.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return 0, err
+	}
+	a := newAttachment(att.HijackedResponse)
+	defer a.close()
+	a.demux(out, out)
+	select {
+	case <-a.copyDone:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	return s.exitCode(ctx, ec.ID)
+}
+
+// exitCode waits for the exec to be reported finished and returns its
+// exit code. The output stream can end a moment before the engine records
+// the exit.
+func (s *ExecSandbox) exitCode(ctx context.Context, id string) (int, error) {
+	delay := time.Millisecond
+	for {
+		res, err := s.cli.ExecInspect(ctx, id, client.ExecInspectOptions{})
+		if err != nil {
+			return 0, err
+		}
+		if !res.Running {
+			return res.ExitCode, nil
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		delay = min(2*delay, 50*time.Millisecond)
+	}
+}
+
+// Spawn runs req in the container and returns its output.
+func (s *ExecSandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Response, error) {
+	return s.spawn(ctx, req, nil, nil)
+}
+
+// SpawnStreaming is Spawn with the output written to stdout and stderr as
+// it arrives (see sandbox.Streamer).
+func (s *ExecSandbox) SpawnStreaming(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (sandbox.Response, error) {
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	return s.spawn(ctx, req, stdout, stderr)
+}
+
+func (s *ExecSandbox) timeoutFor(req sandbox.Request) time.Duration {
+	if req.Timeout > 0 {
+		return req.Timeout
+	}
+	return s.set.timeout
+}
+
+func (s *ExecSandbox) spawn(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (resp sandbox.Response, err error) {
+	what := fmt.Sprintf("command %q", req.Command)
+	timeout := s.timeoutFor(req)
+	out := newOutputs(s.set.outputLimit, stdout, stderr)
+	defer func() {
+		out.fill(&resp, stdout != nil)
+		resp.Err = err
+	}()
+	if req.Command == "" {
+		return resp, sandbox.NewError(sandbox.KindStart, "docker_exec: empty command", nil)
+	}
+	if ctx.Err() != nil {
+		return resp, sandbox.ContextError(ctx, what, 0)
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	cmd := append([]string{"/bin/sh", "-c", wrapperScript, req.Command}, req.Args...)
+	ec, err := s.cli.ExecCreate(cctx, s.set.container, client.ExecCreateOptions{
+		User:         s.set.user,
+		WorkingDir:   s.set.workdir,
+		Env:          shell.MergeEnv(s.set.env, req.Env, os.LookupEnv),
+		Cmd:          cmd,
+		AttachStdin:  true,
+		AttachStdout: true,
+		AttachStderr: true,
+	})
+	if err != nil {
+		if cctx.Err() == nil && !isConnErr(err) {
+			// Say why: the container is gone, stopped or paused.
+			if rerr := s.checkRunning(cctx); sandbox.KindOf(rerr) == sandbox.KindStart {
+				return resp, rerr
+			}
+		}
+		return resp, engineErr(cctx, s.cli, what, timeout, sandbox.KindStart, "create exec in container "+s.set.container, err)
+	}
+	att, err := s.cli.ExecAttach(cctx, ec.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return resp, engineErr(cctx, s.cli, what, timeout, sandbox.KindStart, "start exec in container "+s.set.container, err)
+	}
+	a := newAttachment(att.HijackedResponse)
+	defer a.close()
+	mk := newMarker(out.stdout, out.stderr)
+	a.demux(mk.stdoutWriter(), mk)
+	a.feed(req.Stdin)
+
+	if err := s.await(cctx, ec.ID, a, mk); err != nil {
+		// Closing the connection would leave the process running: kill
+		// it, and everything it started, inside the container first.
+		s.killTree(mk)
+		a.close()
+		mk.release()
+		return resp, sandbox.ContextError(cctx, what, timeout)
+	}
+	code, err := s.exitCode(cctx, ec.ID)
+	if err != nil {
+		if cctx.Err() != nil {
+			s.killTree(mk)
+		}
+		mk.release()
+		return resp, engineErr(cctx, s.cli, what, timeout, sandbox.KindTransport, "inspect exec", err)
+	}
+	switch mk.state() {
+	case markerNotFound:
+		return resp, sandbox.NewError(sandbox.KindStart,
+			fmt.Sprintf("%s: not found (or not executable) in container %s", what, s.set.container), nil)
+	case markerNone:
+		if code != 0 {
+			// The wrapper never ran: the engine could not start it (a
+			// missing workdir or user, no /bin/sh). Its words are the
+			// error, not the hook's output.
+			return resp, sandbox.NewError(sandbox.KindStart, fmt.Sprintf(
+				"%s: the engine could not start it in container %s: %s", what, s.set.container, mk.engineMessage()), nil)
+		}
+	}
+	mk.release()
+	if a.copyErr != nil && isConnErr(a.copyErr) {
+		return resp, unreachable(s.cli, a.copyErr)
+	}
+	if code != 0 {
+		return resp, &sandbox.ExitError{Code: code}
+	}
+	return resp, nil
+}
+
+// pollExit is how often a running call asks the engine whether its
+// command has exited, and orphanGrace how long the output may stay open
+// after it has: longer means a leftover child holds it, and is killed.
+const (
+	pollExit    = 250 * time.Millisecond
+	orphanGrace = 100 * time.Millisecond
+)
+
+// await waits for the output stream to end. When the command exits but
+// processes it left behind keep the stream open, they are killed, as the
+// direct backend kills what is left of a process group. It returns
+// ctx.Err() when the call's context ends first.
+func (s *ExecSandbox) await(ctx context.Context, id string, a *attachment, mk *marker) error {
+	tick := time.NewTicker(pollExit)
+	defer tick.Stop()
+	for {
+		select {
+		case <-a.copyDone:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+		res, err := s.cli.ExecInspect(ctx, id, client.ExecInspectOptions{})
+		if err != nil || res.Running {
+			continue
+		}
+		select {
+		case <-a.copyDone:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(orphanGrace):
+		}
+		s.killTree(mk)
+		select {
+		case <-a.copyDone:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// killTree kills the call's process and its descendants inside the
+// container, with a context of its own (the call's is done).
+func (s *ExecSandbox) killTree(mk *marker) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	// The wrapper reports its PID before anything else; if it has not yet,
+	// it is about to.
+	var pid int
+	select {
+	case <-mk.known:
+		pid = mk.pid
+	case <-time.After(cleanupTimeout / 2):
+	}
+	if pid <= 0 {
+		return
+	}
+	_, _ = s.execSimple(ctx, []string{"/bin/sh", "-c", killScript, "pks-kill", strconv.Itoa(pid)}, io.Discard)
+}
+
+// marker strips the wrapper's first stderr line and remembers what it
+// said; everything else passes through. Until that line has come, stdout
+// is held back too: if it never comes, what the stream carried is the
+// engine's own error ("OCI runtime exec failed: ..."), which must not
+// reach the hook's output. Both writers are used from the one goroutine
+// that demultiplexes the stream.
+type marker struct {
+	stderr io.Writer
+	stdout io.Writer
+	head   []byte // stderr held back
+	held   []byte // stdout held back
+	done   bool   // the first stderr line has been dealt with
+	known  chan struct{}
+
+	mu       sync.Mutex
+	pid      int
+	notFound bool
+	seen     bool
+}
+
+type markerState int
+
+const (
+	markerNone markerState = iota
+	markerPID
+	markerNotFound
+)
+
+// maxHeld bounds what is held back while waiting for the wrapper's line;
+// past it the output is passed on as it is.
+const maxHeld = 1 << 20
+
+func newMarker(stdout, stderr io.Writer) *marker {
+	return &marker{stdout: stdout, stderr: stderr, known: make(chan struct{})}
+}
+
+// stdoutWriter is where the demultiplexer writes stdout.
+func (m *marker) stdoutWriter() io.Writer { return markerStdout{m} }
+
+type markerStdout struct{ m *marker }
+
+func (w markerStdout) Write(p []byte) (int, error) {
+	m := w.m
+	if m.done {
+		return m.stdout.Write(p)
+	}
+	m.held = append(m.held, p...)
+	if len(m.held) > maxHeld {
+		m.release()
+	}
+	return len(p), nil
+}
+
+func (m *marker) Write(p []byte) (int, error) {
+	if m.done {
+		return m.stderr.Write(p)
+	}
+	n := len(p)
+	m.head = append(m.head, p...)
+	if len(m.head) < len(markerPrefix) {
+		if !strings.HasPrefix(markerPrefix, string(m.head)) {
+			m.release()
+		}
+		return n, nil
+	}
+	if !bytes.HasPrefix(m.head, []byte(markerPrefix)) {
+		m.release()
+		return n, nil
+	}
+	i := bytes.IndexByte(m.head, '\n')
+	if i < 0 {
+		if len(m.head) > 64 {
+			m.release()
+		}
+		return n, nil
+	}
+	line := string(m.head[len(markerPrefix):i])
+	m.head = m.head[i+1:]
+	m.mu.Lock()
+	m.seen = true
+	if line == "notfound" {
+		m.notFound = true
+	} else if pid, err := strconv.Atoi(line); err == nil {
+		m.pid = pid
+		close(m.known)
+	}
+	m.mu.Unlock()
+	m.release()
+	return n, nil
+}
+
+// release passes on whatever was held back and lets the rest through.
+func (m *marker) release() {
+	if m.done {
+		return
+	}
+	m.done = true
+	if len(m.held) > 0 {
+		_, _ = m.stdout.Write(m.held)
+	}
+	if len(m.head) > 0 {
+		_, _ = m.stderr.Write(m.head)
+	}
+	m.held, m.head = nil, nil
+}
+
+// engineMessage is what the stream carried when the wrapper never ran:
+// the engine's explanation. Only once the stream has ended.
+func (m *marker) engineMessage() string {
+	if m.done {
+		return ""
+	}
+	msg := strings.TrimSpace(string(m.held) + " " + string(m.head))
+	if len(msg) > 1024 {
+		msg = msg[:1024] + "..."
+	}
+	return msg
+}
+
+func (m *marker) state() markerState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case m.notFound:
+		return markerNotFound
+	case m.seen:
+		return markerPID
+	}
+	return markerNone
+}

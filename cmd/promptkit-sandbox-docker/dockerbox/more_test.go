@@ -1,0 +1,126 @@
+package dockerbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+func TestLargeStdin(t *testing.T) {
+	t.Parallel()
+	run := openRun(t, uniqueName(t), map[string]any{})
+	c := startContainer(t)
+	ex := openExec(t, c, map[string]any{})
+	stdin := bytes.Repeat([]byte("x"), 8<<20)
+	for _, sb := range []sandbox.Sandbox{run, ex} {
+		resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "wc", Args: []string{"-c"}, Stdin: stdin})
+		if err != nil || strings.TrimSpace(string(resp.Stdout)) != "8388608" {
+			t.Errorf("%T: wc -c: err %v stdout %q", sb, err, resp.Stdout)
+		}
+		// A process that reads none of it still finishes at once.
+		start := time.Now()
+		_, err = sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "true", Stdin: stdin})
+		if err != nil || time.Since(start) > 5*time.Second {
+			t.Errorf("%T: true with unread stdin: err %v after %s", sb, err, time.Since(start))
+		}
+	}
+}
+
+func TestRunConcurrentCalls(t *testing.T) {
+	t.Parallel()
+	name := uniqueName(t)
+	sb := openRun(t, name, map[string]any{})
+	const n = 32
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := fmt.Sprintf("call-%d", i)
+			resp, err := sb.Spawn(ctxTimeout(t, 2*time.Minute), sandbox.Request{
+				Command: "/bin/sh", Args: []string{"-c", "cat; echo \"$N\" >&2; exit $N"}, Stdin: []byte(in), Env: []string{fmt.Sprintf("N=%d", i)},
+			})
+			var xe *sandbox.ExitError
+			switch {
+			case i == 0 && err != nil, i > 0 && (!errors.As(err, &xe) || xe.Code != i):
+				errs <- fmt.Errorf("call %d: err %v", i, err)
+			case string(resp.Stdout) != in || string(resp.Stderr) != fmt.Sprintf("%d\n", i):
+				errs <- fmt.Errorf("call %d: stdout %q stderr %q", i, resp.Stdout, resp.Stderr)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	assertNoContainers(t, name)
+}
+
+func TestRunLimitsMountsUser(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hook.txt"), []byte("mounted\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	name := uniqueName(t)
+	sb := openRun(t, name, map[string]any{
+		"mounts": []any{dir + ":/hooks:ro"}, "memory": "64m", "cpus": "0.5", "pids_limit": 32,
+		"read_only": true, "user": "1000:1000", "workdir": "/hooks", "network": "none",
+	})
+	script := `cat hook.txt; id -u; touch /hooks/x 2>/dev/null && echo hooks-writable; touch /x 2>/dev/null && echo root-writable
+m=$(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes); echo "mem $m"
+p=$(cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max); echo "pids $p"
+q=$(cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo "$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)"); echo "cpu $q"`
+	resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "/bin/sh", Args: []string{"-c", script}})
+	if err != nil {
+		t.Fatalf("Spawn: %v (stderr %q)", err, resp.Stderr)
+	}
+	want := "mounted\n1000\nmem 67108864\npids 32\ncpu 50000 100000\n"
+	if got := string(resp.Stdout); got != want {
+		t.Errorf("stdout = %q, want %q", got, want)
+	}
+}
+
+func TestExecConcurrentCalls(t *testing.T) {
+	t.Parallel()
+	c := startContainer(t)
+	sb := openExec(t, c, map[string]any{})
+	const n = 32
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := fmt.Sprintf("call-%d", i)
+			resp, err := sb.Spawn(ctxTimeout(t, 2*time.Minute), sandbox.Request{
+				Command: "/bin/sh", Args: []string{"-c", "cat; echo \"$N\" >&2; exit $N"}, Stdin: []byte(in), Env: []string{fmt.Sprintf("N=%d", i)},
+			})
+			var xe *sandbox.ExitError
+			switch {
+			case i == 0 && err != nil, i > 0 && (!errors.As(err, &xe) || xe.Code != i):
+				errs <- fmt.Errorf("call %d: err %v", i, err)
+			case string(resp.Stdout) != in || string(resp.Stderr) != fmt.Sprintf("%d\n", i):
+				errs <- fmt.Errorf("call %d: stdout %q stderr %q", i, resp.Stdout, resp.Stderr)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

@@ -32,7 +32,7 @@ func TestLoadFullExample(t *testing.T) {
 				Config: map[string]any{
 					"image":      "promptkit/pii-hook:1.2",
 					"network":    "none",
-					"mounts":     []any{"./hooks:/hooks:ro"},
+					"mounts":     []any{filepath.Join(dir, "hooks") + ":/hooks:ro"},
 					"extra_args": []any{"--cpus", 0.5, "--memory-swappiness", 0, "--init", true},
 				},
 				Line: 13, Column: 5,
@@ -348,5 +348,18 @@ func TestBrokenSandboxCountsAsDeclared(t *testing.T) {
 	want := "r.yaml:3:5: spec.sandboxes.box: entry is empty"
 	if err == nil || err.Error() != want {
 		t.Errorf("got:  %v\nwant: %s", err, want)
+	}
+}
+
+func TestRelativeMountsResolveAgainstConfigDir(t *testing.T) {
+	src := "spec:\n  sandboxes:\n    box:\n      mode: direct\n      mounts: [./hooks:/hooks:ro, data/x:/x, cache:/cache, /abs:/abs, 3]\n"
+	f, err := Parse("/etc/pk/runtime.yaml", []byte(src), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.Sandboxes[0].Config["mounts"]
+	want := []any{"/etc/pk/hooks:/hooks:ro", "/etc/pk/data/x:/x", "cache:/cache", "/abs:/abs", 3}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("mounts = %#v, want %#v", got, want)
 	}
 }

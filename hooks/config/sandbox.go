@@ -3,7 +3,9 @@ package config
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -83,7 +85,32 @@ func (p *parser) sandbox(e pair, modes ModeSet, checkModes bool) (Sandbox, bool)
 	if !hasMode {
 		p.addAt(e.key, entry, "missing required key %q", "mode")
 	}
+	if mounts, ok := sb.Config["mounts"].([]any); ok {
+		sb.Config["mounts"] = p.resolveMounts(mounts)
+	}
 	return sb, true
+}
+
+// resolveMounts makes the host side of "-v"-style mount specs
+// (SRC:DST[:opts]) absolute when it is a relative path ("./hooks",
+// "data/x"), against the config file's directory, as the design asks of
+// every relative path in a config. Named volumes (no "/", no leading ".")
+// and anything that is not a string are left for the backend to judge.
+func (p *parser) resolveMounts(mounts []any) []any {
+	out := make([]any, len(mounts))
+	for i, m := range mounts {
+		out[i] = m
+		spec, ok := m.(string)
+		if !ok {
+			continue
+		}
+		src, rest, found := strings.Cut(spec, ":")
+		if !found || src == "" || filepath.IsAbs(src) || !(strings.HasPrefix(src, ".") || strings.Contains(src, "/")) {
+			continue
+		}
+		out[i] = filepath.Join(p.dir, src) + ":" + rest
+	}
+	return out
 }
 
 // entryMapping returns the mapping under a named entry of spec.sandboxes

@@ -49,47 +49,29 @@ func (s *server) Spawn(stream sandboxpb.Sandbox_SpawnServer) error {
 	if err := s.enter(); err != nil {
 		return err
 	}
-	if st, ok := sb.(sandbox.Streamer); ok {
-		// Output goes out while the process runs, so sending it overlaps
-		// producing it; what is left at the end rides with the result.
-		out := &streamWriter{stream: stream}
-		resp, err := s.spawnStreaming(ctx, sb, st, req, out)
-		s.leave()
-		if err == nil {
-			err = resp.Err
-		}
-		s.log.Trace("spawned", "sandbox", sb.Name(), "command", req.Command, "error", err)
-		if out.err != nil {
-			return out.err
-		}
-		result := resultOf(resp, err)
-		result.Stdout, result.Stderr = out.out.buf, out.errs.buf
-		return stream.Send(&sandboxpb.SpawnOutput{Msg: &sandboxpb.SpawnOutput_Result{Result: result}})
-	}
-	resp, err := s.spawn(ctx, sb, req)
+	// Output goes out in chunks as it comes (while the process runs, if
+	// the backend streams); what is left at the end rides with the result,
+	// so a hook's verdict and its stderr come back in one message.
+	out := &streamWriter{stream: stream}
+	resp, err := s.spawn(ctx, sb, req, out)
 	s.leave()
 	if err == nil {
 		err = resp.Err
 	}
 	s.log.Trace("spawned", "sandbox", sb.Name(), "command", req.Command, "error", err)
-	result := resultOf(resp, err)
-	// Output that fits rides with the result: a hook's verdict and its
-	// stderr come back in one message.
-	if len(resp.Stdout)+len(resp.Stderr) <= ChunkSize {
-		result.Stdout, result.Stderr = resp.Stdout, resp.Stderr
-	} else {
-		if err := sendChunks(stream, resp.Stdout, stdoutMsg); err != nil {
-			return err
-		}
-		if err := sendChunks(stream, resp.Stderr, stderrMsg); err != nil {
-			return err
-		}
+	if out.err != nil {
+		return out.err
 	}
+	result := resultOf(resp, err)
+	result.Stdout, result.Stderr = out.out.buf, out.errs.buf
 	return stream.Send(&sandboxpb.SpawnOutput{Msg: &sandboxpb.SpawnOutput_Result{Result: result}})
 }
 
-// spawnStreaming is spawn for a backend that streams its output.
-func (s *server) spawnStreaming(ctx context.Context, sb sandbox.Sandbox, st sandbox.Streamer, req sandbox.Request, out *streamWriter) (resp sandbox.Response, err error) {
+// spawn calls the backend, handing its output to out: as it is produced
+// when the backend is a sandbox.Streamer, all at once after it returns
+// otherwise. A panic in the backend becomes that call's error instead of
+// the end of every call the process serves.
+func (s *server) spawn(ctx context.Context, sb sandbox.Sandbox, req sandbox.Request, out *streamWriter) (resp sandbox.Response, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("backend Spawn panicked", "sandbox", sb.Name(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
@@ -97,7 +79,15 @@ func (s *server) spawnStreaming(ctx context.Context, sb sandbox.Sandbox, st sand
 			resp = sandbox.Response{Err: err}
 		}
 	}()
-	return st.SpawnStreaming(ctx, req, out.stdout(), out.stderr())
+	if st, ok := sb.(sandbox.Streamer); ok {
+		return st.SpawnStreaming(ctx, req, out.stdout(), out.stderr())
+	}
+	resp, err = sb.Spawn(ctx, req)
+	// Send errors are kept in out.err and end the stream.
+	_, _ = out.stdout().Write(resp.Stdout)
+	_, _ = out.stderr().Write(resp.Stderr)
+	resp.Stdout, resp.Stderr = nil, nil
+	return resp, err
 }
 
 // streamWriter sends a backend's output as it is written. Each stream is
@@ -161,19 +151,6 @@ func (w *streamWriter) send(msg *sandboxpb.SpawnOutput) error {
 	}
 	w.err = w.stream.Send(msg)
 	return w.err
-}
-
-// spawn calls the backend; a panic in it becomes that call's error
-// instead of the end of every call the process serves.
-func (s *server) spawn(ctx context.Context, sb sandbox.Sandbox, req sandbox.Request) (resp sandbox.Response, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			s.log.Error("backend Spawn panicked", "sandbox", sb.Name(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			err = sandbox.Errorf(sandbox.KindUnknown, "sandbox %s: backend panicked: %v", sb.Name(), r)
-			resp = sandbox.Response{Err: err}
-		}
-	}()
-	return sb.Spawn(ctx, req)
 }
 
 func (s *server) readStart(stream sandboxpb.Sandbox_SpawnServer) (*sandboxpb.SpawnStart, sandbox.Sandbox, error) {
@@ -276,15 +253,4 @@ func stderrMsg(b []byte) *sandboxpb.SpawnOutput {
 
 type chunkSender interface {
 	Send(*sandboxpb.SpawnOutput) error
-}
-
-func sendChunks(stream chunkSender, data []byte, wrap func([]byte) *sandboxpb.SpawnOutput) error {
-	for len(data) > 0 {
-		n := min(len(data), ChunkSize)
-		if err := stream.Send(wrap(data[:n])); err != nil {
-			return err
-		}
-		data = data[n:]
-	}
-	return nil
 }

@@ -20,6 +20,7 @@ import (
 const (
 	DefaultNetwork   = "none"
 	DefaultPidsLimit = 256
+	MaxPool          = 64
 )
 
 var (
@@ -90,6 +91,8 @@ type execConfig struct {
 // runSettings is a validated docker_run configuration.
 type runSettings struct {
 	common
+	transport   string
+	pool        int // warm containers per command, 0 = none
 	image       string
 	network     string
 	binds       []string
@@ -156,8 +159,14 @@ func parseRunConfig(cfg map[string]any) (runSettings, error) {
 	s.common, err = parseCommon(c.Env, c.Timeout, c.OutputLimit)
 	add(err)
 	add(checkTransport(c.Transport, c.ExtraArgs))
-	if c.Pool != nil && *c.Pool != 0 {
-		add(keyErr("pool", "a warm pool is not implemented yet; only 0 is accepted (got %d)", *c.Pool))
+	s.transport = c.Transport
+	if c.Pool != nil {
+		switch v := *c.Pool; {
+		case v < 0 || v > MaxPool:
+			add(keyErr("pool", "must be between 0 (no pool) and %d warm containers, got %d", MaxPool, v))
+		default:
+			s.pool = v
+		}
 	}
 
 	s.network = DefaultNetwork

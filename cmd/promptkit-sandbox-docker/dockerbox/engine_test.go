@@ -38,8 +38,9 @@ func TestEngineUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := &RunSandbox{name: "sb", cli: cli}
+	run := &RunSandbox{name: "sb"}
 	run.set, _ = parseRunConfig(map[string]any{"image": "busybox"})
+	run.run = &apiRunner{name: "sb", set: &run.set, cli: cli}
 	ex := &ExecSandbox{name: "sb", cli: cli}
 	ex.set, _ = parseExecConfig(map[string]any{"container": "c"})
 	for _, sb := range []sandbox.Sandbox{run, ex} {

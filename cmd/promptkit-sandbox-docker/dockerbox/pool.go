@@ -1,0 +1,180 @@
+package dockerbox
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Pool bounds. A pool keeps its containers per spec (command, arguments,
+// environment): a container runs one command from the moment it starts,
+// so it can only serve calls of that command. The specs a sandbox's hooks
+// use are few; past maxPoolSpecs the least recently used one is dropped.
+const (
+	maxPoolSpecs   = 8
+	prepareTimeout = 60 * time.Second
+	maxPoolBackoff = 30 * time.Second
+)
+
+// pool keeps up to size containers created, attached and started ahead
+// of demand for each recently used spec. Each is handed to exactly one
+// call and then removed; a call that finds none ready starts its own, as
+// without a pool, while the pool refills in the background.
+type pool struct {
+	size   int
+	r      runner
+	ctx    context.Context // ends with the pool: aborts refills
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // refills and removals in flight
+
+	mu     sync.Mutex
+	closed bool
+	specs  map[string]*poolSpec
+	clock  uint64
+}
+
+type poolSpec struct {
+	spec     runSpec
+	ready    []prepared // oldest first
+	filling  int
+	used     uint64 // the pool's clock at the last take
+	failures int
+	retryAt  time.Time // after a failed refill, none before this
+}
+
+func newPool(size int, r runner) *pool {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &pool{size: size, r: r, ctx: ctx, cancel: cancel, specs: make(map[string]*poolSpec)}
+}
+
+// take returns a ready container for spec, or nil when there is none,
+// and starts refilling spec's share of the pool either way.
+func (p *pool) take(spec runSpec) prepared {
+	key := spec.key()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	ps := p.specs[key]
+	if ps == nil {
+		ps = &poolSpec{spec: spec}
+		p.specs[key] = ps
+		p.evictLocked(key)
+	}
+	p.clock++
+	ps.used = p.clock
+	var got prepared
+	if len(ps.ready) > 0 {
+		got = ps.ready[0]
+		ps.ready[0] = nil
+		ps.ready = ps.ready[1:]
+	}
+	p.fillLocked(key, ps)
+	return got
+}
+
+func (p *pool) fillLocked(key string, ps *poolSpec) {
+	if time.Now().Before(ps.retryAt) {
+		return
+	}
+	for len(ps.ready)+ps.filling < p.size {
+		ps.filling++
+		p.wg.Add(1)
+		go p.fill(key, ps)
+	}
+}
+
+// fill prepares one container for ps. A failure is not reported: the
+// next call without a ready container starts its own and reports its own
+// error. It only delays the next refill.
+func (p *pool) fill(key string, ps *poolSpec) {
+	defer p.wg.Done()
+	ctx, cancel := context.WithTimeout(p.ctx, prepareTimeout)
+	defer cancel()
+	pr, err := p.r.prepare(ctx, ps.spec)
+
+	p.mu.Lock()
+	ps.filling--
+	switch {
+	case err != nil:
+		ps.failures++
+		ps.retryAt = time.Now().Add(min(time.Duration(1<<min(ps.failures, 10))*100*time.Millisecond, maxPoolBackoff))
+	case p.closed || p.specs[key] != ps:
+		// Dropped while it was prepared.
+	default:
+		ps.failures, ps.retryAt = 0, time.Time{}
+		ps.ready = append(ps.ready, pr)
+		pr = nil
+	}
+	p.mu.Unlock()
+	if pr != nil {
+		pr.discard()
+	}
+}
+
+// evictLocked drops the least recently used spec other than keep once
+// there are more than maxPoolSpecs.
+func (p *pool) evictLocked(keep string) {
+	if len(p.specs) <= maxPoolSpecs {
+		return
+	}
+	var oldest string
+	var at uint64
+	for k, ps := range p.specs {
+		if k != keep && (oldest == "" || ps.used < at) {
+			oldest, at = k, ps.used
+		}
+	}
+	ps := p.specs[oldest]
+	delete(p.specs, oldest)
+	for _, pr := range ps.ready {
+		p.reapLocked(pr)
+	}
+}
+
+// reap discards a used container in the background, off the call's path.
+// After Close it discards at once.
+func (p *pool) reap(pr prepared) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reapLocked(pr)
+}
+
+func (p *pool) reapLocked(pr prepared) {
+	if p.closed {
+		pr.discard()
+		return
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		pr.discard()
+	}()
+}
+
+// close stops refilling, waits for refills and removals in flight, and
+// removes every ready container.
+func (p *pool) close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	p.mu.Unlock()
+	p.cancel()
+	p.wg.Wait()
+	var wg sync.WaitGroup
+	for _, ps := range p.specs {
+		for _, pr := range ps.ready {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				pr.discard()
+			}()
+		}
+		ps.ready = nil
+	}
+	wg.Wait()
+}

@@ -1,0 +1,189 @@
+package dockerbox
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// apiRunner runs docker_run containers through the Engine API.
+type apiRunner struct {
+	name string
+	set  *runSettings
+	cli  *client.Client
+}
+
+func newAPIRunner(name string, set *runSettings) (*apiRunner, error) {
+	cli, err := newClient()
+	if err != nil {
+		return nil, err
+	}
+	return &apiRunner{name: name, set: set, cli: cli}, nil
+}
+
+func (r *apiRunner) close() error { return r.cli.Close() }
+
+func (r *apiRunner) check(ctx context.Context) error {
+	if _, err := r.cli.ImageInspect(ctx, r.set.image); err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return imageMissing(r.set.image)
+		}
+		return openErr(r.cli, "inspect image "+r.set.image, err)
+	}
+	return nil
+}
+
+func (r *apiRunner) containerConfig(spec runSpec) (*container.Config, *container.HostConfig) {
+	cfg := &container.Config{
+		Image:        r.set.image,
+		Cmd:          append([]string{spec.command}, spec.args...),
+		Env:          spec.env,
+		User:         r.set.user,
+		WorkingDir:   r.set.workdir,
+		Labels:       labels(r.name),
+		AttachStdin:  true,
+		AttachStdout: true,
+		AttachStderr: true,
+		OpenStdin:    true,
+		StdinOnce:    true,
+		Tty:          false,
+	}
+	pids := r.set.pidsLimit
+	host := &container.HostConfig{
+		NetworkMode:    container.NetworkMode(r.set.network),
+		Binds:          r.set.binds,
+		ReadonlyRootfs: r.set.readOnly,
+		CapDrop:        r.set.capDrop,
+		CapAdd:         r.set.capAdd,
+		SecurityOpt:    r.set.securityOpt,
+		Resources: container.Resources{
+			Memory:    r.set.memory,
+			NanoCPUs:  r.set.nanoCPUs,
+			PidsLimit: &pids,
+		},
+	}
+	return cfg, host
+}
+
+// apiPrepared is a container created, attached and started through the
+// API, with a wait for its exit registered before it started.
+type apiPrepared struct {
+	r    *apiRunner
+	spec runSpec
+	id   string
+
+	att            *attachment
+	stdout, stderr *heldOutput
+	wait           client.ContainerWaitResult
+	stopWait       context.CancelFunc // ends the wait request
+	waited         atomic.Bool        // the wait's one value was taken
+
+	discardOnce sync.Once
+}
+
+func (r *apiRunner) prepare(ctx context.Context, spec runSpec) (prepared, error) {
+	cfg, host := r.containerConfig(spec)
+	created, err := r.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host})
+	if err != nil {
+		if ctx.Err() == nil && cerrdefs.IsNotFound(err) {
+			return nil, imageMissing(r.set.image)
+		}
+		return nil, engineErr(ctx, r.cli, spec.what, spec.timeout, sandbox.KindStart, "create container from image "+r.set.image, err)
+	}
+	p := &apiPrepared{r: r, spec: spec, id: created.ID}
+	ok := false
+	defer func() {
+		if !ok {
+			p.discard()
+		}
+	}()
+
+	att, err := r.cli.ContainerAttach(ctx, p.id, client.ContainerAttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	if err != nil {
+		return nil, engineErr(ctx, r.cli, spec.what, spec.timeout, sandbox.KindStart, "attach to container", err)
+	}
+	p.att = newAttachment(att.HijackedResponse)
+	p.stdout, p.stderr = newHeldOutput(r.set.outputLimit), newHeldOutput(r.set.outputLimit)
+	p.att.demux(p.stdout, p.stderr)
+
+	// Registered before the start, so the exit cannot be missed; it lives
+	// as long as the prepared call, not as long as ctx.
+	wctx, stop := context.WithCancel(context.Background())
+	p.stopWait = stop
+	p.wait = r.cli.ContainerWait(wctx, p.id, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
+
+	if _, err := r.cli.ContainerStart(ctx, p.id, client.ContainerStartOptions{}); err != nil {
+		// The engine could not run the command (not found in the image,
+		// not executable, a bad mount): nothing of the hook ran.
+		return nil, engineErr(ctx, r.cli, spec.what, spec.timeout, sandbox.KindStart, "start container", err)
+	}
+	ok = true
+	return p, nil
+}
+
+func (p *apiPrepared) finish(ctx context.Context, stdin []byte, out outputs) (int, error) {
+	what, timeout := p.spec.what, p.spec.timeout
+	p.stdout.claim(out.stdout)
+	p.stderr.claim(out.stderr)
+	// A hijacked connection is not tied to the context: close it when the
+	// call ends early so nothing blocks on it.
+	stopClose := context.AfterFunc(ctx, func() { p.att.hr.Close() })
+	defer stopClose()
+	p.att.feed(stdin)
+
+	var code int64
+	select {
+	case res := <-p.wait.Result:
+		p.waited.Store(true)
+		if res.Error != nil && res.Error.Message != "" {
+			return 0, sandbox.NewError(sandbox.KindTransport, what+": wait for container: "+res.Error.Message, nil)
+		}
+		code = res.StatusCode
+	case werr := <-p.wait.Error:
+		p.waited.Store(true)
+		return 0, engineErr(ctx, p.r.cli, what, timeout, sandbox.KindTransport, "wait for container", werr)
+	case <-ctx.Done():
+		return 0, sandbox.ContextError(ctx, what, timeout)
+	}
+	// The container has exited; the engine ends the stream once the last
+	// of its output is sent.
+	select {
+	case <-p.att.copyDone:
+	case <-ctx.Done():
+		return 0, sandbox.ContextError(ctx, what, timeout)
+	}
+	return int(code), nil
+}
+
+// discard force-removes the container (killing it if it runs) with a
+// context of its own, then ends the attachment and the wait.
+func (p *apiPrepared) discard() {
+	p.discardOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		_, _ = p.r.cli.ContainerRemove(ctx, p.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		if p.att != nil {
+			p.att.close()
+		}
+		if p.stopWait != nil {
+			p.stopWait()
+			if p.waited.Load() {
+				return
+			}
+			// The client's goroutine delivers exactly one value, on an
+			// unbuffered channel for a result: take it so it can end.
+			go func() {
+				select {
+				case <-p.wait.Result:
+				case <-p.wait.Error:
+				}
+			}()
+		}
+	})
+}

@@ -27,7 +27,7 @@
 //	timeout       10s                   for calls that set none
 //	output_limit  16777216              bytes kept of each of stdout and stderr
 //	transport     api                   api (cli: not implemented yet)
-//	pool          0                     warm containers (not implemented yet: only 0)
+//	pool          0                     warm containers per command, 0 to 64 (see below)
 //	extra_args    []                    docker CLI arguments: needs transport cli
 //	docker_path   docker                the docker CLI, for transport cli
 //
@@ -37,6 +37,24 @@
 // the engine's words, never an *sandbox.ExitError 127 or 126, so a hook's
 // own exit status 125, 126 or 127 is always its own. On a timeout or a
 // cancellation the container is killed and removed before Spawn returns.
+//
+// # The warm pool
+//
+// With pool: N the sandbox keeps up to N containers created, attached and
+// started ahead of demand, so the container start (most of a call's time)
+// is off the call's path. Each is handed to exactly one call and removed
+// afterwards (in the background; Close waits for it), so a call still
+// gets a container no other call has touched. A container runs one
+// command from the moment it starts, so the pool is kept per command
+// (command, arguments and environment) for the 8 most recently used: the
+// first call of a command starts its own container, as without a pool,
+// and the pool fills for the next ones. A warm container's process is
+// already running, waiting for its stdin; what it writes before the call
+// is the call's output. A call that finds no ready container starts one of
+// its own; a failed refill is retried with backoff, its error left for the
+// next call that starts its own container to report. On a timeout or a
+// cancellation the container is killed and removed before Spawn returns,
+// as without a pool. Close removes every warm container.
 //
 // # docker_exec: a command inside a running container
 //

@@ -153,6 +153,17 @@ func (p *pool) reapLocked(pr prepared) {
 	}()
 }
 
+// ready is the number of containers ready for calls.
+func (p *pool) ready() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, ps := range p.specs {
+		n += len(ps.ready)
+	}
+	return n
+}
+
 // close stops refilling, waits for refills and removals in flight, and
 // removes every ready container.
 func (p *pool) close() {

@@ -1,0 +1,118 @@
+package dockerbox
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// The benchmarks compare the sandbox with what the reference backends do,
+// on the same image and command: cat of a small stdin. Compare them as
+// ratios within one run (go test -run '^$' -bench Docker -count 5).
+
+var benchStdin = []byte(`{"request":{"ProviderID":"openai","Model":"gpt-4o"}}`)
+
+func benchCLI(b *testing.B, args ...string) {
+	b.Helper()
+	for b.Loop() {
+		cmd := exec.Command("docker", args...)
+		cmd.Stdin = bytes.NewReader(benchStdin)
+		out, err := cmd.Output()
+		if err != nil || !bytes.Equal(out, benchStdin) {
+			b.Fatalf("docker %v: %v: %q", args, err, out)
+		}
+	}
+}
+
+func benchSandbox(b *testing.B, sb sandbox.Sandbox) {
+	b.Helper()
+	req := sandbox.Request{Command: "cat", Stdin: benchStdin, Timeout: time.Minute}
+	for b.Loop() {
+		resp, err := sb.Spawn(context.Background(), req)
+		if err != nil || !bytes.Equal(resp.Stdout, benchStdin) {
+			b.Fatalf("Spawn: %v: %q %q", err, resp.Stdout, resp.Stderr)
+		}
+	}
+}
+
+func benchOpen(b *testing.B, factory sandbox.Factory, cfg map[string]any) sandbox.Sandbox {
+	b.Helper()
+	sb, err := factory("bench", cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { sb.(sandbox.Closer).Close() })
+	return sb
+}
+
+// benchContainer starts a long-lived container for the exec benchmarks.
+func benchContainer(b *testing.B) string {
+	b.Helper()
+	img := dockertest.Image(b, dockertest.Busybox)
+	out, err := exec.Command("docker", "run", "-d", "--rm", "--init", "--network", "none",
+		"--label", "org.promptkit.test.bench=1", img, "sleep", "3600").Output()
+	if err != nil {
+		b.Fatalf("start container: %v", err)
+	}
+	id := string(bytes.TrimSpace(out))
+	b.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", id).Run() })
+	return id
+}
+
+// BenchmarkDockerRunCLI is the reference docker_run: docker run --rm -i.
+func BenchmarkDockerRunCLI(b *testing.B) {
+	dockertest.Require(b)
+	benchCLI(b, "run", "--rm", "-i", dockertest.Image(b, dockertest.Busybox), "cat")
+}
+
+// BenchmarkDockerRun is docker_run with the default settings.
+func BenchmarkDockerRun(b *testing.B) {
+	dockertest.Require(b)
+	benchSandbox(b, benchOpen(b, RunFactory, map[string]any{"image": dockertest.Image(b, dockertest.Busybox)}))
+}
+
+// BenchmarkDockerRunPool is docker_run with a warm pool: still one fresh
+// container per call. The pool is filled before the timer starts (its
+// first call is a cold one); after that, calls are served at the rate the
+// pool refills.
+func BenchmarkDockerRunPool(b *testing.B) {
+	dockertest.Require(b)
+	const size = 8
+	sb := benchOpen(b, RunFactory, map[string]any{"image": dockertest.Image(b, dockertest.Busybox), "pool": size})
+	warmPool(b, sb.(*RunSandbox), size)
+	benchSandbox(b, sb)
+}
+
+// warmPool makes the pool's first call and waits until it holds size
+// ready containers.
+func warmPool(b *testing.B, sb *RunSandbox, size int) {
+	b.Helper()
+	resp, err := sb.Spawn(context.Background(), sandbox.Request{Command: "cat", Stdin: benchStdin, Timeout: time.Minute})
+	if err != nil {
+		b.Fatalf("first call: %v (%q)", err, resp.Stderr)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for sb.pool.ready() < size {
+		if time.Now().After(deadline) {
+			b.Fatalf("pool holds %d of %d containers after a minute", sb.pool.ready(), size)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// BenchmarkDockerExecCLI is the reference docker_exec: docker exec -i.
+func BenchmarkDockerExecCLI(b *testing.B) {
+	dockertest.Require(b)
+	benchCLI(b, "exec", "-i", benchContainer(b), "cat")
+}
+
+// BenchmarkDockerExec is docker_exec with the default settings.
+func BenchmarkDockerExec(b *testing.B) {
+	dockertest.Require(b)
+	benchSandbox(b, benchOpen(b, ExecFactory, map[string]any{"container": benchContainer(b)}))
+}

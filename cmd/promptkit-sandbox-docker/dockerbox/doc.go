@@ -8,7 +8,10 @@
 //
 // Each Spawn creates a container from the image, attaches to it before it
 // starts, starts it, writes Request.Stdin and closes it, splits the output
-// into stdout and stderr, waits for the exit and removes the container.
+// into stdout and stderr and waits for the exit. The container is removed
+// right after the call returns, off its path (Close waits for those
+// removals); on a timeout or a cancellation it is killed and removed
+// before Spawn returns.
 //
 //	key           default               meaning
 //	image         (required)            an image present in the local engine; never pulled

@@ -72,6 +72,21 @@ func assertNoContainers(t *testing.T, name string) {
 	}
 }
 
+// settle waits until the containers of the sandbox's ended calls are
+// removed (that happens off the call's path).
+func settle(sb *RunSandbox) { sb.reaper.wg.Wait() }
+
+// assertNoContainersSoon is assertNoContainers for a sandbox in another
+// process: its ended calls' containers go within seconds.
+func assertNoContainersSoon(t *testing.T, name string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for len(containersNamed(t, name)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	assertNoContainers(t, name)
+}
+
 // startContainer runs a long-lived busybox container for docker_exec
 // tests (with an init that reaps orphans) and removes it at the end.
 func startContainer(t *testing.T) string {

@@ -63,6 +63,7 @@ func TestRunConcurrentCalls(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+	settle(sb)
 	assertNoContainers(t, name)
 }
 

@@ -65,7 +65,7 @@ func TestPluginEndToEnd(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "timed out after 700ms") {
 		t.Fatalf("docker_run timeout: err = %v", err)
 	}
-	assertNoContainers(t, runName)
+	assertNoContainersSoon(t, runName)
 
 	c := startContainer(t)
 	ex, err := h.Open(config.Sandbox{Name: uniqueName(t), Mode: ExecMode, Config: map[string]any{"container": c}})

@@ -23,9 +23,10 @@ const (
 type pool struct {
 	size   int
 	r      runner
+	reaper *reaper         // removes what the pool drops
 	ctx    context.Context // ends with the pool: aborts refills
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // refills and removals in flight
+	wg     sync.WaitGroup // refills in flight
 
 	mu     sync.Mutex
 	closed bool
@@ -42,9 +43,9 @@ type poolSpec struct {
 	retryAt  time.Time // after a failed refill, none before this
 }
 
-func newPool(size int, r runner) *pool {
+func newPool(size int, r runner, rp *reaper) *pool {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &pool{size: size, r: r, ctx: ctx, cancel: cancel, specs: make(map[string]*poolSpec)}
+	return &pool{size: size, r: r, reaper: rp, ctx: ctx, cancel: cancel, specs: make(map[string]*poolSpec)}
 }
 
 // take returns a ready container for spec, or nil when there is none,
@@ -129,28 +130,8 @@ func (p *pool) evictLocked(keep string) {
 	ps := p.specs[oldest]
 	delete(p.specs, oldest)
 	for _, pr := range ps.ready {
-		p.reapLocked(pr)
+		p.reaper.reap(pr)
 	}
-}
-
-// reap discards a used container in the background, off the call's path.
-// After Close it discards at once.
-func (p *pool) reap(pr prepared) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.reapLocked(pr)
-}
-
-func (p *pool) reapLocked(pr prepared) {
-	if p.closed {
-		pr.discard()
-		return
-	}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		pr.discard()
-	}()
 }
 
 // ready is the number of containers ready for calls.

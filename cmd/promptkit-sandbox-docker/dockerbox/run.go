@@ -17,10 +17,11 @@ const RunMode = "docker_run"
 // RunSandbox runs each call in a container of its own, created from a
 // local image, attached before it starts and removed when the call ends.
 type RunSandbox struct {
-	name string
-	set  runSettings
-	run  runner
-	pool *pool // nil without a pool
+	name   string
+	set    runSettings
+	run    runner
+	pool   *pool // nil without a pool
+	reaper reaper
 }
 
 var (
@@ -52,7 +53,7 @@ func RunFactory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
 		return nil, err
 	}
 	if set.pool > 0 {
-		s.pool = newPool(set.pool, s.run)
+		s.pool = newPool(set.pool, s.run, &s.reaper)
 	}
 	return s, nil
 }
@@ -74,6 +75,7 @@ func (s *RunSandbox) Close() error {
 	if s.pool != nil {
 		s.pool.close()
 	}
+	s.reaper.close()
 	return s.run.close()
 }
 
@@ -127,21 +129,19 @@ func (s *RunSandbox) spawn(ctx context.Context, req sandbox.Request, stdout, std
 	if s.pool != nil {
 		pr = s.pool.take(spec)
 	}
-	pooled := pr != nil
-	if !pooled {
+	if pr == nil {
 		if pr, err = s.run.prepare(cctx, spec); err != nil {
 			return resp, err
 		}
 	}
 	code, err := pr.finish(cctx, req.Stdin, out)
-	switch {
-	case pooled && cctx.Err() == nil:
-		// Removed off the call's path; Close waits for it.
-		s.pool.reap(pr)
-	default:
+	if cctx.Err() != nil {
 		// On a timeout or a cancellation the container is gone before
 		// Spawn returns.
 		pr.discard()
+	} else {
+		// Otherwise it is removed off the call's path; Close waits for it.
+		s.reaper.reap(pr)
 	}
 	if err != nil {
 		return resp, err

@@ -47,12 +47,14 @@ func TestRunStdinStdoutStderrExitCode(t *testing.T) {
 	if got := string(resp.Stderr); got != "to-stderr\n" {
 		t.Errorf("stderr = %q", got)
 	}
+	settle(sb)
 	assertNoContainers(t, name)
 
 	resp, err = sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "true"})
 	if err != nil || resp.Stdout != nil || resp.Stderr != nil {
 		t.Fatalf("true: err = %v, stdout %q, stderr %q", err, resp.Stdout, resp.Stderr)
 	}
+	settle(sb)
 	assertNoContainers(t, name)
 }
 

@@ -38,7 +38,9 @@ type poolSpec struct {
 	spec     runSpec
 	ready    []prepared // oldest first
 	filling  int
-	used     uint64 // the pool's clock at the last take
+	waiting  int           // calls waiting for a refill in flight
+	changed  chan struct{} // closed (and replaced) when a refill ends
+	used     uint64        // the pool's clock at the last take
 	failures int
 	retryAt  time.Time // after a failed refill, none before this
 }
@@ -48,9 +50,16 @@ func newPool(size int, r runner, rp *reaper) *pool {
 	return &pool{size: size, r: r, reaper: rp, ctx: ctx, cancel: cancel, specs: make(map[string]*poolSpec)}
 }
 
+// stale is implemented by prepared calls that can go bad while they wait
+// (a warm exec whose container restarted): take drops those.
+type stale interface{ stale() bool }
+
 // take returns a ready container for spec, or nil when there is none,
-// and starts refilling spec's share of the pool either way.
-func (p *pool) take(spec runSpec) prepared {
+// and starts refilling spec's share of the pool either way. When none is
+// ready but a refill is under way that no other call waits for, it waits
+// for that one: it is further along than a container the call would
+// start itself. It gives up waiting when ctx ends.
+func (p *pool) take(ctx context.Context, spec runSpec) prepared {
 	key := spec.key()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -59,20 +68,41 @@ func (p *pool) take(spec runSpec) prepared {
 	}
 	ps := p.specs[key]
 	if ps == nil {
-		ps = &poolSpec{spec: spec}
+		ps = &poolSpec{spec: spec, changed: make(chan struct{})}
 		p.specs[key] = ps
 		p.evictLocked(key)
 	}
 	p.clock++
 	ps.used = p.clock
-	var got prepared
-	if len(ps.ready) > 0 {
-		got = ps.ready[0]
-		ps.ready[0] = nil
-		ps.ready = ps.ready[1:]
+	for {
+		for len(ps.ready) > 0 {
+			got := ps.ready[0]
+			ps.ready[0] = nil
+			ps.ready = ps.ready[1:]
+			if st, ok := got.(stale); ok && st.stale() {
+				p.reaper.reap(got)
+				continue
+			}
+			p.fillLocked(key, ps)
+			return got
+		}
+		p.fillLocked(key, ps)
+		if ps.filling <= ps.waiting || p.closed || p.specs[key] != ps {
+			return nil
+		}
+		ps.waiting++
+		changed := ps.changed
+		p.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+		}
+		p.mu.Lock()
+		ps.waiting--
+		if ctx.Err() != nil {
+			return nil
+		}
 	}
-	p.fillLocked(key, ps)
-	return got
 }
 
 func (p *pool) fillLocked(key string, ps *poolSpec) {
@@ -97,6 +127,8 @@ func (p *pool) fill(key string, ps *poolSpec) {
 
 	p.mu.Lock()
 	ps.filling--
+	close(ps.changed)
+	ps.changed = make(chan struct{})
 	switch {
 	case err != nil:
 		ps.failures++

@@ -127,7 +127,7 @@ func (s *RunSandbox) spawn(ctx context.Context, req sandbox.Request, stdout, std
 
 	var pr prepared
 	if s.pool != nil {
-		pr = s.pool.take(spec)
+		pr = s.pool.take(cctx, spec)
 	}
 	if pr == nil {
 		if pr, err = s.run.prepare(cctx, spec); err != nil {

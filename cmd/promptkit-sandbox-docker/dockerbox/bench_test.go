@@ -144,3 +144,31 @@ func BenchmarkDockerExec(b *testing.B) {
 	dockertest.Require(b)
 	benchSandbox(b, benchOpen(b, ExecFactory, map[string]any{"container": benchContainer(b)}))
 }
+
+// BenchmarkDockerExecWarm is docker_exec's latency for a call that finds
+// a warm exec (the default keeps 2 per command): between calls the timer
+// stops until the pool is full again.
+func BenchmarkDockerExecWarm(b *testing.B) {
+	dockertest.Require(b)
+	sb := benchOpen(b, ExecFactory, map[string]any{"container": benchContainer(b)}).(*ExecSandbox)
+	req := sandbox.Request{Command: "cat", Stdin: benchStdin, Timeout: time.Minute}
+	if _, err := sb.Spawn(context.Background(), req); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		deadline := time.Now().Add(time.Minute)
+		for sb.pool.ready() < DefaultWarm {
+			if time.Now().After(deadline) {
+				b.Fatal("warm execs not ready after a minute")
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		b.StartTimer()
+		resp, err := sb.Spawn(context.Background(), req)
+		if err != nil || !bytes.Equal(resp.Stdout, benchStdin) {
+			b.Fatalf("Spawn: %v: %q %q", err, resp.Stdout, resp.Stderr)
+		}
+	}
+}

@@ -21,6 +21,7 @@ const (
 	DefaultNetwork   = "none"
 	DefaultPidsLimit = 256
 	MaxPool          = 64
+	DefaultWarm      = 2
 )
 
 var (
@@ -40,7 +41,7 @@ var (
 	RunKeys = []string{"image", "network", "mounts", "extra_args", "docker_path", "env", "user", "workdir",
 		"memory", "cpus", "pids_limit", "read_only", "cap_drop", "cap_add", "security_opt", "transport", "pool",
 		"timeout", "output_limit"}
-	ExecKeys = []string{"container", "workdir", "user", "extra_args", "docker_path", "env", "transport",
+	ExecKeys = []string{"container", "workdir", "user", "extra_args", "docker_path", "env", "transport", "warm",
 		"timeout", "output_limit"}
 )
 
@@ -84,6 +85,7 @@ type execConfig struct {
 	DockerPath  string            `json:"docker_path"`
 	Env         []string          `json:"env"`
 	Transport   string            `json:"transport"`
+	Warm        *int              `json:"warm"`
 	Timeout     *sandbox.Duration `json:"timeout"`
 	OutputLimit *int              `json:"output_limit"`
 }
@@ -110,6 +112,8 @@ type runSettings struct {
 // execSettings is a validated docker_exec configuration.
 type execSettings struct {
 	common
+	transport string
+	warm      int // warm execs per command
 	container string
 	user      string
 	workdir   string
@@ -258,6 +262,15 @@ func parseExecConfig(cfg map[string]any) (execSettings, error) {
 	s.common, err = parseCommon(c.Env, c.Timeout, c.OutputLimit)
 	add(err)
 	add(checkTransport(c.Transport, c.ExtraArgs))
+	s.transport = c.Transport
+	s.warm = DefaultWarm
+	if c.Warm != nil {
+		if v := *c.Warm; v < 0 || v > MaxPool {
+			add(keyErr("warm", "must be between 0 (none) and %d warm execs, got %d", MaxPool, v))
+		} else {
+			s.warm = v
+		}
+	}
 	s.user, s.workdir = c.User, c.Workdir
 	if s.workdir != "" && !path.IsAbs(s.workdir) {
 		add(keyErr("workdir", "must be an absolute path inside the container, got %q", s.workdir))

@@ -42,6 +42,7 @@ func TestConfigErrors(t *testing.T) {
 		{"container missing", false, map[string]any{"user": "x"}, `config: key "container" is required`},
 		{"exec unknown key", false, map[string]any{"container": "c", "image": "x"}, `config: unknown key "image"`},
 		{"exec extra_args", false, map[string]any{"container": "c", "extra_args": []any{"-t"}}, `extra_args needs transport: cli`},
+		{"bad warm", false, map[string]any{"container": "c", "warm": -1}, `config: key "warm": must be between 0 (none) and 64 warm execs, got -1`},
 		{"exec cli", false, map[string]any{"container": "c", "transport": "cli"}, `transport "cli" is not implemented yet`},
 	}
 	for _, c := range cases {

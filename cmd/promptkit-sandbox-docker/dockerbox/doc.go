@@ -66,6 +66,7 @@
 //	workdir       the container's
 //	user          the container's
 //	env           []            as for docker_run
+//	warm          2             warm execs kept per command, 0 to 64 (see below)
 //	timeout, output_limit, transport, extra_args, docker_path: as for docker_run
 //
 // The command runs as /bin/sh -c WRAPPER COMMAND ARGS...: the wrapper
@@ -76,6 +77,18 @@
 // stopped or is paused is a start error that says which; so is an exec the
 // engine cannot start (a missing workdir or user), with the engine's
 // message — which never reaches the hook's stdout or stderr.
+//
+// Starting an exec costs the engine tens of milliseconds (a runc exec per
+// call), so the sandbox keeps up to warm execs per command (command,
+// arguments and environment; the 8 most recently used) started ahead of
+// demand: each is a wrapper that has checked the command and reported its
+// PID, and waits on its first stdin line. A call hands one its stdin
+// (after that line) and it replaces itself with the command, so the
+// command starts when the call does; each serves exactly one call, and a
+// new one is started once the call is done. A warm exec whose container
+// stopped or restarted is dropped unused. Closing a warm exec's stdin (on
+// Close) ends it without running anything. With warm: 0 each call starts
+// its own exec.
 //
 // The engine starts an exec'd process as the leader of a session of its
 // own, so the call's processes are that session (plus any descendant that

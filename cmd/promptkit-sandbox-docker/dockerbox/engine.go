@@ -2,6 +2,8 @@ package dockerbox
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -64,6 +66,13 @@ func labels(sandboxName string) map[string]string {
 		LabelPID:    strconv.Itoa(os.Getpid()),
 		LabelHost:   hostname(),
 	}
+}
+
+// containerName is a fresh name for a container the plugin creates.
+func containerName() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "pks-" + hex.EncodeToString(b[:])
 }
 
 // isConnErr reports an error that means the engine could not be reached

@@ -23,15 +23,20 @@ const ExecMode = "docker_exec"
 
 // The wrapper every docker_exec command runs under, as
 // /bin/sh -c wrapperScript COMMAND ARGS... (so $0 is the command). Before
-// it replaces itself with the command it checks that the command exists
-// and reports its own PID (which becomes the command's) as the first line
-// of stderr; the sandbox strips that line. The PID, in the container's PID
+// it replaces itself with the command it checks that the command exists,
+// reports its own PID (which becomes the command's) as the first line of
+// stderr (the sandbox strips that line), and waits for a first line on
+// stdin (goLine, which the sandbox writes before the call's stdin: the
+// shell's read takes nothing past it). A warm exec is one started ahead
+// of its call and waiting there; closing its stdin ends it unrun. The PID, in the container's PID
 // namespace, is what a timeout kills the process tree by; "notfound" tells
 // a command the container lacks from a hook that exits 127.
 const (
+	goLine        = "\n"
 	markerPrefix  = "\x1epks:"
 	wrapperScript = `case $0 in */*) [ -f "$0" ] && [ -x "$0" ];; *) command -v "$0" >/dev/null 2>&1;; esac ||` +
-		` { printf '\036pks:notfound\n' >&2; exit 127; }; printf '\036pks:%s\n' "$$" >&2; exec "$0" "$@"`
+		` { printf '\036pks:notfound\n' >&2; exit 127; }; printf '\036pks:%s\n' "$$" >&2;` +
+		` IFS= read -r _ || exit 0; exec "$0" "$@"`
 )
 
 // killScript freezes every process of the call and then kills them all.
@@ -57,9 +62,11 @@ kill -KILL $found 2>/dev/null; exit 0`
 // ExecSandbox runs each call as a process inside a running container,
 // through the engine's exec API.
 type ExecSandbox struct {
-	name string
-	set  execSettings
-	cli  *client.Client
+	name   string
+	set    execSettings
+	cli    *client.Client
+	pool   *pool // warm execs; nil when warm is 0
+	reaper reaper
 }
 
 var (
@@ -87,6 +94,9 @@ func ExecFactory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
 		cli.Close()
 		return nil, err
 	}
+	if set.warm > 0 {
+		s.pool = newPool(set.warm, s, &s.reaper)
+	}
 	return s, nil
 }
 
@@ -96,8 +106,18 @@ func (s *ExecSandbox) Name() string { return s.name }
 // OutputLimit is the cap on each of stdout and stderr.
 func (s *ExecSandbox) OutputLimit() int { return s.set.outputLimit }
 
-// Close releases the engine client.
-func (s *ExecSandbox) Close() error { return s.cli.Close() }
+// Close ends the warm execs and releases the engine client.
+func (s *ExecSandbox) Close() error {
+	if s.pool != nil {
+		s.pool.close()
+	}
+	s.reaper.close()
+	return s.cli.Close()
+}
+
+// check and close make the sandbox the runner of its own warm pool.
+func (s *ExecSandbox) check(ctx context.Context) error { return s.checkShell(ctx) }
+func (s *ExecSandbox) close() error                    { return nil }
 
 // checkRunning reports a container that does not exist or does not run as
 // a KindStart error saying which.
@@ -221,8 +241,13 @@ func (s *ExecSandbox) timeoutFor(req sandbox.Request) time.Duration {
 }
 
 func (s *ExecSandbox) spawn(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (resp sandbox.Response, err error) {
-	what := fmt.Sprintf("command %q", req.Command)
-	timeout := s.timeoutFor(req)
+	spec := runSpec{
+		command: req.Command,
+		args:    req.Args,
+		env:     shell.MergeEnv(s.set.env, req.Env, os.LookupEnv),
+		what:    fmt.Sprintf("command %q", req.Command),
+		timeout: s.timeoutFor(req),
+	}
 	out := newOutputs(s.set.outputLimit, stdout, stderr)
 	defer func() {
 		out.fill(&resp, stdout != nil)
@@ -232,77 +257,150 @@ func (s *ExecSandbox) spawn(ctx context.Context, req sandbox.Request, stdout, st
 		return resp, sandbox.NewError(sandbox.KindStart, "docker_exec: empty command", nil)
 	}
 	if ctx.Err() != nil {
-		return resp, sandbox.ContextError(ctx, what, 0)
+		return resp, sandbox.ContextError(ctx, spec.what, 0)
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
+	cctx, cancel := context.WithTimeout(ctx, spec.timeout)
 	defer cancel()
 
-	cmd := append([]string{"/bin/sh", "-c", wrapperScript, req.Command}, req.Args...)
-	ec, err := s.cli.ExecCreate(cctx, s.set.container, client.ExecCreateOptions{
+	var pr prepared
+	if s.pool != nil {
+		pr = s.pool.take(cctx, spec)
+	}
+	if pr == nil {
+		if pr, err = s.prepare(cctx, spec); err != nil {
+			return resp, err
+		}
+	}
+	defer pr.discard()
+	code, err := pr.finish(cctx, req.Stdin, out)
+	if s.pool != nil {
+		s.pool.replenish(spec)
+	}
+	if err != nil {
+		return resp, err
+	}
+	if code != 0 {
+		return resp, &sandbox.ExitError{Code: code}
+	}
+	return resp, nil
+}
+
+// execPrepared is an exec created and attached in the container, its
+// wrapper waiting for the go line.
+type execPrepared struct {
+	s    *ExecSandbox
+	spec runSpec
+	id   string
+
+	att            *attachment
+	mk             *marker
+	stdout, stderr *heldOutput
+	discardOnce    sync.Once
+}
+
+// prepare creates the exec for spec and starts it: its wrapper checks the
+// command, reports its PID and waits for the call.
+func (s *ExecSandbox) prepare(ctx context.Context, spec runSpec) (prepared, error) {
+	cmd := append([]string{"/bin/sh", "-c", wrapperScript, spec.command}, spec.args...)
+	ec, err := s.cli.ExecCreate(ctx, s.set.container, client.ExecCreateOptions{
 		User:         s.set.user,
 		WorkingDir:   s.set.workdir,
-		Env:          shell.MergeEnv(s.set.env, req.Env, os.LookupEnv),
+		Env:          spec.env,
 		Cmd:          cmd,
 		AttachStdin:  true,
 		AttachStdout: true,
 		AttachStderr: true,
 	})
 	if err != nil {
-		if cctx.Err() == nil && !isConnErr(err) {
+		if ctx.Err() == nil && !isConnErr(err) {
 			// Say why: the container is gone, stopped or paused.
-			if rerr := s.checkRunning(cctx); sandbox.KindOf(rerr) == sandbox.KindStart {
-				return resp, rerr
+			if rerr := s.checkRunning(ctx); sandbox.KindOf(rerr) == sandbox.KindStart {
+				return nil, rerr
 			}
 		}
-		return resp, engineErr(cctx, s.cli, what, timeout, sandbox.KindStart, "create exec in container "+s.set.container, err)
+		return nil, engineErr(ctx, s.cli, spec.what, spec.timeout, sandbox.KindStart, "create exec in container "+s.set.container, err)
 	}
-	att, err := s.cli.ExecAttach(cctx, ec.ID, client.ExecAttachOptions{})
+	att, err := s.cli.ExecAttach(ctx, ec.ID, client.ExecAttachOptions{})
 	if err != nil {
-		return resp, engineErr(cctx, s.cli, what, timeout, sandbox.KindStart, "start exec in container "+s.set.container, err)
+		return nil, engineErr(ctx, s.cli, spec.what, spec.timeout, sandbox.KindStart, "start exec in container "+s.set.container, err)
 	}
-	a := newAttachment(att.HijackedResponse)
-	defer a.close()
-	mk := newMarker(out.stdout, out.stderr)
-	a.demux(mk.stdoutWriter(), mk)
-	a.feed(req.Stdin)
+	p := &execPrepared{s: s, spec: spec, id: ec.ID, att: newAttachment(att.HijackedResponse)}
+	p.stdout, p.stderr = newHeldOutput(s.set.outputLimit), newHeldOutput(s.set.outputLimit)
+	p.mk = newMarker(p.stdout, p.stderr)
+	p.att.demux(p.mk.stdoutWriter(), p.mk)
+	return p, nil
+}
 
-	if err := s.await(cctx, ec.ID, a, mk); err != nil {
+// warm waits until the wrapper runs and waits for its call, so a warm
+// exec in the pool is one a call gets at once.
+func (p *execPrepared) warm(ctx context.Context) error {
+	select {
+	case <-p.mk.known:
+		return nil
+	case <-p.att.copyDone:
+		return fmt.Errorf("warm exec in container %s ended before its call", p.s.set.container)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// stale reports a warm exec that ended before its call (its container
+// stopped or restarted): it never ran the command.
+func (p *execPrepared) stale() bool {
+	select {
+	case <-p.att.copyDone:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *execPrepared) finish(ctx context.Context, stdin []byte, out outputs) (int, error) {
+	s, mk, what, timeout := p.s, p.mk, p.spec.what, p.spec.timeout
+	p.stdout.claim(out.stdout)
+	p.stderr.claim(out.stderr)
+	p.att.feed(append([]byte(goLine), stdin...))
+
+	if err := s.await(ctx, p.id, p.att, mk); err != nil {
 		// Closing the connection would leave the process running: kill
 		// it, and everything it started, inside the container first.
 		s.killTree(mk)
-		a.close()
+		p.att.close()
 		mk.release()
-		return resp, sandbox.ContextError(cctx, what, timeout)
+		return 0, sandbox.ContextError(ctx, what, timeout)
 	}
-	code, err := s.exitCode(cctx, ec.ID)
+	code, err := s.exitCode(ctx, p.id)
 	if err != nil {
-		if cctx.Err() != nil {
+		if ctx.Err() != nil {
 			s.killTree(mk)
 		}
 		mk.release()
-		return resp, engineErr(cctx, s.cli, what, timeout, sandbox.KindTransport, "inspect exec", err)
+		return 0, engineErr(ctx, s.cli, what, timeout, sandbox.KindTransport, "inspect exec", err)
 	}
 	switch mk.state() {
 	case markerNotFound:
-		return resp, sandbox.NewError(sandbox.KindStart,
+		return 0, sandbox.NewError(sandbox.KindStart,
 			fmt.Sprintf("%s: not found (or not executable) in container %s", what, s.set.container), nil)
 	case markerNone:
 		if code != 0 {
 			// The wrapper never ran: the engine could not start it (a
 			// missing workdir or user, no /bin/sh). Its words are the
 			// error, not the hook's output.
-			return resp, sandbox.NewError(sandbox.KindStart, fmt.Sprintf(
+			return 0, sandbox.NewError(sandbox.KindStart, fmt.Sprintf(
 				"%s: the engine could not start it in container %s: %s", what, s.set.container, mk.engineMessage()), nil)
 		}
 	}
 	mk.release()
-	if a.copyErr != nil && isConnErr(a.copyErr) {
-		return resp, unreachable(s.cli, a.copyErr)
+	if p.att.copyErr != nil && isConnErr(p.att.copyErr) {
+		return 0, unreachable(s.cli, p.att.copyErr)
 	}
-	if code != 0 {
-		return resp, &sandbox.ExitError{Code: code}
-	}
-	return resp, nil
+	return code, nil
+}
+
+// discard ends the exec's connection: a wrapper still waiting for its
+// call reads end of file and exits without running the command.
+func (p *execPrepared) discard() {
+	p.discardOnce.Do(func() { p.att.close() })
 }
 
 // pollExit is how often a running call asks the engine whether its

@@ -14,6 +14,7 @@ const (
 	maxPoolSpecs   = 8
 	prepareTimeout = 60 * time.Second
 	maxPoolBackoff = 30 * time.Second
+	closeGrace     = 10 * time.Second
 )
 
 // pool keeps up to size containers created, attached and started ahead
@@ -50,12 +51,20 @@ func newPool(size int, r runner, rp *reaper) *pool {
 	return &pool{size: size, r: r, reaper: rp, ctx: ctx, cancel: cancel, specs: make(map[string]*poolSpec)}
 }
 
+// warmer is implemented by prepared calls that become ready some time
+// after prepare returns (a warm exec, once its wrapper runs): the pool
+// holds them out of reach until then.
+type warmer interface {
+	warm(ctx context.Context) error
+}
+
 // stale is implemented by prepared calls that can go bad while they wait
 // (a warm exec whose container restarted): take drops those.
 type stale interface{ stale() bool }
 
-// take returns a ready container for spec, or nil when there is none,
-// and starts refilling spec's share of the pool either way. When none is
+// take returns a ready container for spec, or nil when there is none.
+// Without one it starts refilling spec's share of the pool; with one the
+// caller calls replenish once its call is done. When none is
 // ready but a refill is under way that no other call waits for, it waits
 // for that one: it is further along than a container the call would
 // start itself. It gives up waiting when ctx ends.
@@ -83,7 +92,8 @@ func (p *pool) take(ctx context.Context, spec runSpec) prepared {
 				p.reaper.reap(got)
 				continue
 			}
-			p.fillLocked(key, ps)
+			// The refill waits for replenish, after the call: started
+			// now, it would compete with the call for the engine.
 			return got
 		}
 		p.fillLocked(key, ps)
@@ -102,6 +112,17 @@ func (p *pool) take(ctx context.Context, spec runSpec) prepared {
 		if ctx.Err() != nil {
 			return nil
 		}
+	}
+}
+
+// replenish refills spec's share of the pool; a call that took a warm
+// one calls it when it is done.
+func (p *pool) replenish(spec runSpec) {
+	key := spec.key()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ps := p.specs[key]; ps != nil && !p.closed {
+		p.fillLocked(key, ps)
 	}
 }
 
@@ -124,6 +145,12 @@ func (p *pool) fill(key string, ps *poolSpec) {
 	ctx, cancel := context.WithTimeout(p.ctx, prepareTimeout)
 	defer cancel()
 	pr, err := p.r.prepare(ctx, ps.spec)
+	if w, ok := pr.(warmer); ok && err == nil {
+		if err = w.warm(ctx); err != nil {
+			pr.discard()
+			pr = nil
+		}
+	}
 
 	p.mu.Lock()
 	ps.filling--
@@ -187,8 +214,14 @@ func (p *pool) close() {
 	}
 	p.closed = true
 	p.mu.Unlock()
-	p.cancel()
+	// Refills in flight are let finish (and their containers removed):
+	// the engine goes on creating a container whose request was
+	// abandoned, which would leave it behind. Past closeGrace they are
+	// abandoned all the same.
+	stop := time.AfterFunc(closeGrace, p.cancel)
 	p.wg.Wait()
+	stop.Stop()
+	p.cancel()
 	var wg sync.WaitGroup
 	for _, ps := range p.specs {
 		for _, pr := range ps.ready {

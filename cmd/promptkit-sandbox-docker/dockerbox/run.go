@@ -135,6 +135,9 @@ func (s *RunSandbox) spawn(ctx context.Context, req sandbox.Request, stdout, std
 		}
 	}
 	code, err := pr.finish(cctx, req.Stdin, out)
+	if s.pool != nil {
+		defer s.pool.replenish(spec)
+	}
 	if cctx.Err() != nil {
 		// On a timeout or a cancellation the container is gone before
 		// Spawn returns.

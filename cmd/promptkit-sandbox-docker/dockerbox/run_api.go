@@ -89,8 +89,14 @@ type apiPrepared struct {
 
 func (r *apiRunner) prepare(ctx context.Context, spec runSpec) (prepared, error) {
 	cfg, host := r.containerConfig(spec)
-	created, err := r.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host})
+	// Named, so a create whose answer is lost (its context ended while
+	// the engine worked on it) can still be removed.
+	name := containerName()
+	created, err := r.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: name, Config: cfg, HostConfig: host})
 	if err != nil {
+		if ctx.Err() != nil {
+			r.removeNamed(name)
+		}
 		if ctx.Err() == nil && cerrdefs.IsNotFound(err) {
 			return nil, imageMissing(r.set.image)
 		}
@@ -125,6 +131,13 @@ func (r *apiRunner) prepare(ctx context.Context, spec runSpec) (prepared, error)
 	}
 	ok = true
 	return p, nil
+}
+
+// removeNamed force-removes a container by name if it exists.
+func (r *apiRunner) removeNamed(name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	_, _ = r.cli.ContainerRemove(ctx, name, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 }
 
 func (p *apiPrepared) finish(ctx context.Context, stdin []byte, out outputs) (int, error) {

@@ -47,6 +47,9 @@ var (
 
 // common holds what both modes share once validated.
 type common struct {
+	transport   string   // TransportAPI or TransportCLI
+	dockerPath  string   // transport cli: the docker CLI
+	extraArgs   []string // transport cli: inserted before the image or container
 	env         []string // resolved KEY=value entries from the config's env
 	timeout     time.Duration
 	outputLimit int
@@ -93,7 +96,6 @@ type execConfig struct {
 // runSettings is a validated docker_run configuration.
 type runSettings struct {
 	common
-	transport   string
 	pool        int // warm containers per command, 0 = none
 	image       string
 	network     string
@@ -112,7 +114,6 @@ type runSettings struct {
 // execSettings is a validated docker_exec configuration.
 type execSettings struct {
 	common
-	transport string
 	warm      int // warm execs per command
 	container string
 	user      string
@@ -163,7 +164,7 @@ func parseRunConfig(cfg map[string]any) (runSettings, error) {
 	s.common, err = parseCommon(c.Env, c.Timeout, c.OutputLimit)
 	add(err)
 	add(checkTransport(c.Transport, c.ExtraArgs))
-	s.transport = c.Transport
+	s.setTransport(c.Transport, c.DockerPath, c.ExtraArgs)
 	if c.Pool != nil {
 		switch v := *c.Pool; {
 		case v < 0 || v > MaxPool:
@@ -235,7 +236,6 @@ func parseRunConfig(cfg map[string]any) (runSettings, error) {
 	if c.SecurityOpt != nil {
 		s.securityOpt = *c.SecurityOpt
 	}
-	_ = c.DockerPath // used by the cli transport only
 	if err := errors.Join(errs...); err != nil {
 		return s, err
 	}
@@ -262,7 +262,7 @@ func parseExecConfig(cfg map[string]any) (execSettings, error) {
 	s.common, err = parseCommon(c.Env, c.Timeout, c.OutputLimit)
 	add(err)
 	add(checkTransport(c.Transport, c.ExtraArgs))
-	s.transport = c.Transport
+	s.setTransport(c.Transport, c.DockerPath, c.ExtraArgs)
 	s.warm = DefaultWarm
 	if c.Warm != nil {
 		if v := *c.Warm; v < 0 || v > MaxPool {
@@ -275,7 +275,6 @@ func parseExecConfig(cfg map[string]any) (execSettings, error) {
 	if s.workdir != "" && !path.IsAbs(s.workdir) {
 		add(keyErr("workdir", "must be an absolute path inside the container, got %q", s.workdir))
 	}
-	_ = c.DockerPath
 	if err := errors.Join(errs...); err != nil {
 		return s, err
 	}
@@ -310,6 +309,14 @@ func parseCommon(env []string, timeout *sandbox.Duration, outputLimit *int) (com
 	return c, errors.Join(errs...)
 }
 
+func (c *common) setTransport(transport, dockerPath string, extraArgs []string) {
+	c.transport = TransportAPI
+	if transport == TransportCLI {
+		c.transport = TransportCLI
+	}
+	c.dockerPath, c.extraArgs = dockerPath, extraArgs
+}
+
 func checkTransport(transport string, extraArgs []string) error {
 	switch transport {
 	case "", TransportAPI:
@@ -318,7 +325,7 @@ func checkTransport(transport string, extraArgs []string) error {
 		}
 		return nil
 	case TransportCLI:
-		return keyErr("transport", "transport %q is not implemented yet (use %q)", TransportCLI, TransportAPI)
+		return nil
 	}
 	return keyErr("transport", "unknown transport %q (want %q or %q)", transport, TransportAPI, TransportCLI)
 }

@@ -26,7 +26,7 @@ func TestConfigErrors(t *testing.T) {
 		{"bad cpus", true, map[string]any{"image": "x", "cpus": "-1"}, `config: key "cpus": number of CPUs "-1" out of range`},
 		{"bad pids", true, map[string]any{"image": "x", "pids_limit": 0}, `config: key "pids_limit": must be a positive number`},
 		{"extra_args on api", true, map[string]any{"image": "x", "extra_args": []any{"--rm"}}, `extra_args needs transport: cli`},
-		{"cli transport", true, map[string]any{"image": "x", "transport": "cli"}, `transport "cli" is not implemented yet`},
+		{"docker_path missing", true, map[string]any{"image": "x", "transport": "cli", "docker_path": "/nonexistent/docker"}, `transport cli: the docker CLI "/nonexistent/docker" was not found`},
 		{"unknown transport", true, map[string]any{"image": "x", "transport": "grpc"}, `unknown transport "grpc"`},
 		{"negative pool", true, map[string]any{"image": "x", "pool": -1}, `config: key "pool": must be between 0 (no pool) and 64 warm containers, got -1`},
 		{"huge pool", true, map[string]any{"image": "x", "pool": 1000}, `config: key "pool": must be between 0 (no pool) and 64 warm containers, got 1000`},
@@ -43,7 +43,7 @@ func TestConfigErrors(t *testing.T) {
 		{"exec unknown key", false, map[string]any{"container": "c", "image": "x"}, `config: unknown key "image"`},
 		{"exec extra_args", false, map[string]any{"container": "c", "extra_args": []any{"-t"}}, `extra_args needs transport: cli`},
 		{"bad warm", false, map[string]any{"container": "c", "warm": -1}, `config: key "warm": must be between 0 (none) and 64 warm execs, got -1`},
-		{"exec cli", false, map[string]any{"container": "c", "transport": "cli"}, `transport "cli" is not implemented yet`},
+		{"exec docker_path missing", false, map[string]any{"container": "c", "transport": "cli", "docker_path": "nodocker"}, `transport cli: the docker CLI "nodocker" was not found`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

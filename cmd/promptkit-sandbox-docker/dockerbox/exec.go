@@ -3,6 +3,7 @@ package dockerbox
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -65,7 +66,8 @@ type ExecSandbox struct {
 	name   string
 	set    execSettings
 	cli    *client.Client
-	pool   *pool // warm execs; nil when warm is 0
+	d      *dockerCLI // transport cli; nil for api
+	pool   *pool      // warm execs; nil when warm is 0
 	reaper reaper
 }
 
@@ -88,6 +90,12 @@ func ExecFactory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
 		return nil, err
 	}
 	s := &ExecSandbox{name: name, set: set, cli: cli}
+	if set.transport == TransportCLI {
+		if s.d, err = newDockerCLI(set.dockerPath, set.extraArgs); err != nil {
+			cli.Close()
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	if err := s.checkShell(ctx); err != nil {
@@ -122,6 +130,9 @@ func (s *ExecSandbox) close() error                    { return nil }
 // checkRunning reports a container that does not exist or does not run as
 // a KindStart error saying which.
 func (s *ExecSandbox) checkRunning(ctx context.Context) error {
+	if s.d != nil {
+		return s.checkRunningCLI(ctx)
+	}
 	c := s.set.container
 	res, err := s.cli.ContainerInspect(ctx, c, client.ContainerInspectOptions{})
 	if err != nil {
@@ -150,12 +161,12 @@ func (s *ExecSandbox) checkShell(ctx context.Context) error {
 		if sandbox.KindOf(err) == sandbox.KindStart {
 			return err
 		}
-		return openErr(s.cli, "inspect container "+s.set.container, err)
+		return s.openErr("inspect container "+s.set.container, err)
 	}
 	var out bytes.Buffer
 	code, err := s.execSimple(ctx, []string{"/bin/sh", "-c", "command -v kill >/dev/null && test -r /proc/self/stat"}, &out)
 	if err != nil {
-		return openErr(s.cli, "exec in container "+s.set.container, err)
+		return s.openErr("exec in container "+s.set.container, err)
 	}
 	if code != 0 {
 		msg := strings.TrimSpace(out.String())
@@ -170,9 +181,25 @@ func (s *ExecSandbox) checkShell(ctx context.Context) error {
 	return nil
 }
 
+// openErr classifies a failure while the sandbox opens; the CLI
+// transport's are classified already.
+func (s *ExecSandbox) openErr(op string, err error) error {
+	var se *sandbox.Error
+	if s.d != nil && errors.As(err, &se) {
+		return err
+	}
+	if s.d != nil {
+		return sandbox.NewError(sandbox.KindTransport, "transport cli: "+op, err)
+	}
+	return openErr(s.cli, op, err)
+}
+
 // execSimple runs cmd in the container without stdin and returns its exit
 // code, its output (both streams) in out.
 func (s *ExecSandbox) execSimple(ctx context.Context, cmd []string, out io.Writer) (int, error) {
+	if s.d != nil {
+		return s.execSimpleCLI(ctx, cmd, out)
+	}
 	ec, err := s.cli.ExecCreate(ctx, s.set.container, client.ExecCreateOptions{
 		User: s.set.user, WorkingDir: s.set.workdir, Cmd: cmd, AttachStdout: true, AttachStderr: true,
 	})
@@ -301,6 +328,9 @@ type execPrepared struct {
 // prepare creates the exec for spec and starts it: its wrapper checks the
 // command, reports its PID and waits for the call.
 func (s *ExecSandbox) prepare(ctx context.Context, spec runSpec) (prepared, error) {
+	if s.d != nil {
+		return s.prepareCLI(ctx, spec)
+	}
 	cmd := append([]string{"/bin/sh", "-c", wrapperScript, spec.command}, spec.args...)
 	ec, err := s.cli.ExecCreate(ctx, s.set.container, client.ExecCreateOptions{
 		User:         s.set.user,
@@ -525,14 +555,20 @@ func (m *marker) Write(p []byte) (int, error) {
 	}
 	n := len(p)
 	m.head = append(m.head, p...)
+	// The wrapper writes its line before anything else: stderr that does
+	// not start with it comes from the engine or the docker CLI, before
+	// the wrapper ran. It is held (the call's error will carry it) unless
+	// it grows past maxHeld.
 	if len(m.head) < len(markerPrefix) {
-		if !strings.HasPrefix(markerPrefix, string(m.head)) {
+		if !strings.HasPrefix(markerPrefix, string(m.head)) && len(m.head) > maxHeld {
 			m.release()
 		}
 		return n, nil
 	}
 	if !bytes.HasPrefix(m.head, []byte(markerPrefix)) {
-		m.release()
+		if len(m.head) > maxHeld {
+			m.release()
+		}
 		return n, nil
 	}
 	i := bytes.IndexByte(m.head, '\n')

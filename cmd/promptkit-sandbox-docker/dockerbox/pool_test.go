@@ -15,7 +15,7 @@ import (
 )
 
 // poolTransports are the transports every pool test runs over.
-var poolTransports = []string{TransportAPI}
+var poolTransports = []string{TransportAPI, TransportCLI}
 
 // forEachPoolTransport runs f as a parallel subtest per transport, with a
 // config that has a pool of size.

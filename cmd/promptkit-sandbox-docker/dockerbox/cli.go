@@ -1,0 +1,194 @@
+package dockerbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// dockerCLI runs the docker binary for transport: cli.
+type dockerCLI struct {
+	path      string
+	extraArgs []string
+}
+
+func newDockerCLI(path string, extraArgs []string) (*dockerCLI, error) {
+	if path == "" {
+		path = "docker"
+	}
+	resolved, err := exec.LookPath(path)
+	if err != nil {
+		return nil, sandbox.NewError(sandbox.KindStart,
+			fmt.Sprintf("transport cli: the docker CLI %q was not found (set docker_path, or use transport: api)", path), err)
+	}
+	return &dockerCLI{path: resolved, extraArgs: extraArgs}, nil
+}
+
+// endpoint is the engine the CLI talks to, for messages.
+func (d *dockerCLI) endpoint() string {
+	if h := os.Getenv("DOCKER_HOST"); h != "" {
+		return h
+	}
+	return "unix:///var/run/docker.sock"
+}
+
+// cliEnvReserved are variables the docker CLI reads itself: a call's
+// value for one of them must not reach the CLI's environment, so it goes
+// in an env file instead.
+func cliEnvReserved(key string) bool {
+	switch key {
+	case "PATH", "HOME", "TMPDIR", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
+		"http_proxy", "https_proxy", "no_proxy":
+		return true
+	}
+	return strings.HasPrefix(key, "DOCKER_") || strings.HasPrefix(key, "BUILDX_") || strings.HasPrefix(key, "COMPOSE_")
+}
+
+// cliEnv turns a container environment into docker CLI arguments and the
+// CLI process's environment. Values never appear on the command line:
+// "-e KEY" takes the value from the CLI's own environment, and variables
+// the CLI reads itself go through an env file (mode 0600, removed by the
+// returned cleanup once the container exists).
+func cliEnv(env []string) (args, procEnv []string, cleanup func(), err error) {
+	cleanup = func() {}
+	procEnv = os.Environ()
+	var file []string
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if cliEnvReserved(k) {
+			if strings.ContainsAny(v, "\n\r") {
+				return nil, nil, cleanup, sandbox.NewError(sandbox.KindStart, fmt.Sprintf(
+					"transport cli: the value of %s contains a line break, which the docker CLI cannot pass for a variable it reads itself (use transport: api)", k), nil)
+			}
+			file = append(file, kv)
+			continue
+		}
+		args = append(args, "-e", k)
+		procEnv = append(procEnv, kv)
+	}
+	if len(file) > 0 {
+		dir, err := os.MkdirTemp("", "pks-env-")
+		if err != nil {
+			return nil, nil, cleanup, sandbox.NewError(sandbox.KindStart, "transport cli: env file", err)
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+		path := dir + "/env"
+		if err := os.WriteFile(path, []byte(strings.Join(file, "\n")+"\n"), 0o600); err != nil {
+			cleanup()
+			return nil, nil, func() {}, sandbox.NewError(sandbox.KindStart, "transport cli: env file", err)
+		}
+		args = append(args, "--env-file", path)
+	}
+	return args, procEnv, cleanup, nil
+}
+
+// command is the docker CLI with args, in a process group of its own (so
+// a kill takes the CLI and anything it started), dying with the plugin.
+func (d *dockerCLI) command(args []string, env []string) *exec.Cmd {
+	cmd := exec.Command(d.path, args...)
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return cmd
+}
+
+// kill ends a CLI process and its group.
+func killCLI(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+// run runs the docker CLI to completion and returns its stdout, stderr
+// and exit code; err is set only when it could not run or ctx ended.
+func (d *dockerCLI) run(ctx context.Context, args ...string) (stdout, stderr string, code int, err error) {
+	var out, errb bytes.Buffer
+	cmd := d.command(args, os.Environ())
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		return "", "", 0, fmt.Errorf("run %s: %w", d.path, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		killCLI(cmd)
+		<-done
+		return out.String(), errb.String(), 0, ctx.Err()
+	}
+	var xe *exec.ExitError
+	if errors.As(err, &xe) {
+		return out.String(), errb.String(), xe.ExitCode(), nil
+	}
+	return out.String(), errb.String(), 0, err
+}
+
+// unreachableMsg reports the CLI's words for an engine it could not reach.
+func unreachableMsg(stderr string) bool {
+	return strings.Contains(stderr, "Cannot connect to the Docker daemon") || strings.Contains(stderr, "error during connect")
+}
+
+// cliErr classifies a failed docker CLI run: an unreachable engine is a
+// transport error naming the endpoint; anything else is kind, with the
+// CLI's words.
+func (d *dockerCLI) cliErr(kind sandbox.Kind, op, stderr string) error {
+	msg := cliMessage(stderr)
+	if unreachableMsg(stderr) {
+		return sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("docker engine at %s is unreachable", d.endpoint()), errors.New(msg))
+	}
+	return sandbox.NewError(kind, fmt.Sprintf("%s: %s", op, msg), nil)
+}
+
+// cliMessage trims the CLI's stderr to its message.
+func cliMessage(stderr string) string {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "Run 'docker ") && !strings.HasPrefix(l, "See 'docker ") {
+			lines = append(lines, strings.TrimPrefix(l, "docker: "))
+		}
+	}
+	msg := strings.Join(lines, "; ")
+	if len(msg) > 1024 {
+		msg = msg[:1024] + "..."
+	}
+	if msg == "" {
+		msg = "the docker CLI failed without a message"
+	}
+	return msg
+}
+
+// removeContainer force-removes a container through the CLI, with a
+// context of its own.
+func (d *dockerCLI) removeContainer(name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	_, _, _, _ = d.run(ctx, "rm", "-f", "-v", name)
+}
+
+// inspect returns a Go-template view of a container, and whether it
+// exists.
+func (d *dockerCLI) inspect(ctx context.Context, name, format string) (string, bool, error) {
+	out, stderr, code, err := d.run(ctx, "container", "inspect", "--format", format, name)
+	if err != nil {
+		return "", false, err
+	}
+	if code != 0 {
+		if strings.Contains(stderr, "No such container") || strings.Contains(stderr, "No such object") {
+			return "", false, nil
+		}
+		return "", false, d.cliErr(sandbox.KindTransport, "inspect container "+name, stderr)
+	}
+	return strings.TrimSpace(out), true, nil
+}
+
+// waitDelay bounds how long a CLI process's output may stay open after
+// it exits.
+const waitDelay = 2 * time.Second

@@ -1,8 +1,29 @@
 // Package dockerbox is the Docker backend of promptkit-sandbox, served by
-// the promptkit-sandbox-docker plugin. It talks to the Docker Engine API
-// (github.com/moby/moby/client) directly: DOCKER_HOST and the other
-// DOCKER_* variables are honoured as by the docker CLI, and the API
+// the promptkit-sandbox-docker plugin. By default it talks to the Docker
+// Engine API (github.com/moby/moby/client) directly: DOCKER_HOST and the
+// other DOCKER_* variables are honoured as by the docker CLI, and the API
 // version is negotiated down to the engine's (1.41 for docker.io 20.10).
+//
+// # transport: cli
+//
+// With transport: cli the sandbox runs the docker binary (docker_path,
+// found on PATH by default) as the reference backends do — docker run -i
+// and docker exec -i, extra_args inserted before the image or container —
+// with the same settings, labels, defaults and guarantees as the API
+// transport. Environment values are never put on the CLI's command line:
+// "-e KEY" takes each from the CLI process's environment, and variables
+// the CLI reads itself (DOCKER_*, PATH, HOME, proxies...) go through a
+// private env file instead. docker run is given --pull never and a
+// container name, and no --rm: when it exits 125, 126 or 127 the
+// container is inspected, and only if the engine made and started it is
+// the code the hook's; otherwise the CLI's words are a start error and
+// never reach the hook's output. For that reason docker_run's stderr is
+// passed on when the call ends, not as it comes (stdout streams). A
+// timeout removes the container (docker rm -f) before the CLI is killed;
+// docker_exec kills the call's processes inside the container, as with
+// the API. One difference: with the CLI, a leftover background process
+// that keeps a docker_exec call's output open is only killed when the
+// call times out.
 //
 // # docker_run: a fresh container per call
 //
@@ -29,7 +50,7 @@
 //	security_opt  [no-new-privileges]   engine security options
 //	timeout       10s                   for calls that set none
 //	output_limit  16777216              bytes kept of each of stdout and stderr
-//	transport     api                   api (cli: not implemented yet)
+//	transport     api                   api (the Engine API) or cli (the docker binary; see below)
 //	pool          0                     warm containers per command, 0 to 64 (see below)
 //	extra_args    []                    docker CLI arguments: needs transport cli
 //	docker_path   docker                the docker CLI, for transport cli

@@ -1,6 +1,7 @@
 # promptkit-sandbox — build, test and run.
 #
-#   make run    run every example hook on its sample payloads (direct sandbox)
+#   make run    run every example hook on its sample payloads (direct sandbox,
+#               then the Docker example: docker_run and docker_exec)
 #   make test   install what is missing, then every test with -race
 #
 # Both work on a fresh Debian machine with Go: missing Debian packages are
@@ -27,7 +28,7 @@ TOOLS               := $(CURDIR)/bin/tools
 PROTOC_GEN_GO       := v1.36.12
 PROTOC_GEN_GO_GRPC  := v1.5.1
 
-.PHONY: all build run demo test deps docker images tools generate bench lint fuzz clean
+.PHONY: all build run demo demo-docker example-image test deps docker images tools generate bench lint fuzz clean
 
 all: build
 
@@ -38,11 +39,22 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X main.version=$(DOCKER_PLUGIN_VERSION)' \
 		-o $(BIN)/plugins/promptkit-sandbox-docker_v$(DOCKER_PLUGIN_VERSION) ./cmd/promptkit-sandbox-docker
 
-# run: the example hooks through the direct sandbox, one decision per line.
-run: deps build
+# run: the example hooks through the direct sandbox, then the Docker
+# example through the plugin, one decision per line.
+run: deps build docker
 	./examples/demo.sh $(BIN)/promptkit-sandbox
+	@echo
+	./examples/docker/demo.sh $(BIN)/promptkit-sandbox $(BIN)/plugins
 
 demo: run
+
+# demo-docker: only the Docker example (examples/docker).
+demo-docker: build docker example-image
+	./examples/docker/demo.sh $(BIN)/promptkit-sandbox $(BIN)/plugins
+
+# example-image builds the Docker example's hook image FROM scratch.
+example-image: docker
+	./examples/docker/build-image.sh
 
 test: deps docker tools lint images
 	$(GO) test -race -timeout 30m -count 1 ./...
@@ -86,7 +98,7 @@ docker:
 # tagged by a hash of their content; see internal/dockertest). Tests build
 # them on demand too; building them once up front keeps parallel test
 # binaries from each building the same image.
-images: docker
+images: docker example-image
 	$(GO) run ./internal/dockertest/cmd/build-images
 
 bench:

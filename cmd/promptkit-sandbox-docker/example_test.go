@@ -30,9 +30,11 @@ func TestDockerExample(t *testing.T) {
 		t.Fatalf("build-image.sh: %v\n%s", err, out)
 	}
 	demo := exec.Command("../../examples/docker/demo.sh", cli, pluginDir)
-	out, err := demo.CombinedOutput()
+	var stderr strings.Builder
+	demo.Stderr = &stderr
+	out, err := demo.Output()
 	if err != nil {
-		t.Fatalf("demo.sh: %v\n%s", err, out)
+		t.Fatalf("demo.sh: %v\n%s\nstderr:\n%s", err, out, stderr.String())
 	}
 	allow := `exit 0 {"allow":true,"reason":"","enforced":false,"metadata":null}`
 	want := []string{}

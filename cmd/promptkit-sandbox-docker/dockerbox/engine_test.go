@@ -3,6 +3,7 @@ package dockerbox
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -69,6 +70,14 @@ func TestRemoveStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	dead := cmd.Process.Pid
+	if processExists(dead) || !processExists(os.Getpid()) {
+		t.Fatalf("processExists: %d (gone) %v, %d (this test) %v", dead, processExists(dead), os.Getpid(), processExists(os.Getpid()))
+	}
+	// The stale containers name this test's own PID, which removeStale is
+	// told is dead: every other plugin process on the machine (other
+	// tests start some) sees it alive and leaves them alone.
+	self := os.Getpid()
+	alive := func(pid int) bool { return pid != self && processExists(pid) }
 	name := uniqueName(t)
 	cleanupNamed(t, name)
 	create := func(pid, host string) string {
@@ -76,13 +85,18 @@ func TestRemoveStale(t *testing.T) {
 			"--label", LabelPlugin+"="+PluginName, "--label", LabelName+"="+name,
 			"--label", LabelPID+"="+pid, "--label", LabelHost+"="+host, img, "sleep", "60")
 	}
-	stale := create(itoa(dead), hostname())
+	stale := create(itoa(self), hostname())
 	docker(t, "start", stale)
-	staleStopped := create(itoa(dead), hostname())
+	staleStopped := create(itoa(self), hostname())
 	live := create(itoa(1), hostname())                // PID 1 always exists
-	otherHost := create(itoa(dead), "some-other-host") // not ours to judge
+	otherHost := create(itoa(self), "some-other-host") // not ours to judge
 
-	removed, err := RemoveStale(ctxTimeout(t, time.Minute))
+	cli, err := newClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	removed, err := removeStale(ctxTimeout(t, time.Minute), cli, alive)
 	if err != nil {
 		t.Fatal(err)
 	}

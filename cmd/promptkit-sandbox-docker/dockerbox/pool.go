@@ -15,6 +15,7 @@ const (
 	prepareTimeout = 60 * time.Second
 	maxPoolBackoff = 30 * time.Second
 	closeGrace     = 10 * time.Second
+	maxWait        = 2 * time.Second
 )
 
 // pool keeps up to size containers created, attached and started ahead
@@ -83,6 +84,10 @@ func (p *pool) take(ctx context.Context, spec runSpec) prepared {
 	}
 	p.clock++
 	ps.used = p.clock
+	// Waiting is bounded so a slow refill (an engine under load) leaves
+	// the call time to start its own.
+	waitCtx, cancel := context.WithTimeout(ctx, maxTakeWait(ctx))
+	defer cancel()
 	for {
 		for len(ps.ready) > 0 {
 			got := ps.ready[0]
@@ -96,8 +101,11 @@ func (p *pool) take(ctx context.Context, spec runSpec) prepared {
 			// now, it would compete with the call for the engine.
 			return got
 		}
+		if p.closed || p.specs[key] != ps {
+			return nil // closed, or the spec was dropped while we waited
+		}
 		p.fillLocked(key, ps)
-		if ps.filling <= ps.waiting || p.closed || p.specs[key] != ps {
+		if ps.filling <= ps.waiting || waitCtx.Err() != nil {
 			return nil
 		}
 		ps.waiting++
@@ -105,14 +113,21 @@ func (p *pool) take(ctx context.Context, spec runSpec) prepared {
 		p.mu.Unlock()
 		select {
 		case <-changed:
-		case <-ctx.Done():
+		case <-waitCtx.Done():
 		}
 		p.mu.Lock()
 		ps.waiting--
-		if ctx.Err() != nil {
-			return nil
-		}
 	}
+}
+
+// maxTakeWait is how long a call may wait for a refill under way: a
+// quarter of what is left of its time, at most maxWait.
+func maxTakeWait(ctx context.Context) time.Duration {
+	d := maxWait
+	if dl, ok := ctx.Deadline(); ok {
+		d = min(d, time.Until(dl)/4)
+	}
+	return max(d, 0)
 }
 
 // replenish refills spec's share of the pool; a call that took a warm

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -192,3 +193,69 @@ func (d *dockerCLI) inspect(ctx context.Context, name, format string) (string, b
 // waitDelay bounds how long a CLI process's output may stay open after
 // it exits.
 const waitDelay = 2 * time.Second
+
+// cliProcess is a docker CLI process started with its stdin open, whose
+// exit is awaited in the background.
+type cliProcess struct {
+	cmd        *exec.Cmd
+	stdin      io.WriteCloser
+	exited     chan struct{} // closed once the CLI has exited
+	err        error         // cmd.Wait's, valid once exited is closed
+	cleanupEnv func()        // removes the env file (see cliEnv)
+}
+
+// start runs the CLI with args and env (from cliEnv, whose cleanup it
+// takes over), its output going to stdout and stderr.
+func (d *dockerCLI) start(args, env []string, cleanupEnv func(), stdout, stderr io.Writer) (*cliProcess, error) {
+	c := &cliProcess{cmd: d.command(args, env), exited: make(chan struct{}), cleanupEnv: cleanupEnv}
+	c.cmd.Stdout, c.cmd.Stderr = stdout, stderr
+	c.cmd.WaitDelay = waitDelay
+	var err error
+	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+		cleanupEnv()
+		return nil, sandbox.NewError(sandbox.KindStart, "transport cli: stdin pipe", err)
+	}
+	if err := c.cmd.Start(); err != nil {
+		cleanupEnv()
+		return nil, sandbox.NewError(sandbox.KindStart, "transport cli: start "+d.path, err)
+	}
+	go func() {
+		c.err = c.cmd.Wait()
+		close(c.exited)
+	}()
+	return c, nil
+}
+
+// feed writes data to the CLI's stdin and closes it; the returned channel
+// is closed when that is done.
+func (c *cliProcess) feed(data []byte) <-chan struct{} {
+	fed := make(chan struct{})
+	go func() {
+		defer close(fed)
+		if len(data) > 0 {
+			_, _ = c.stdin.Write(data)
+		}
+		_ = c.stdin.Close()
+	}()
+	return fed
+}
+
+// kill ends the CLI and its process group and waits for it.
+func (c *cliProcess) kill() {
+	killCLI(c.cmd)
+	<-c.exited
+}
+
+// exitCode is the CLI's exit status once it has exited; an error means
+// it did not exit normally.
+func (c *cliProcess) exitCode(what string) (int, error) {
+	c.cleanupEnv()
+	var xe *exec.ExitError
+	switch {
+	case errors.As(c.err, &xe):
+		return xe.ExitCode(), nil
+	case c.err != nil:
+		return 0, sandbox.NewError(sandbox.KindTransport, what+": the docker CLI", c.err)
+	}
+	return 0, nil
+}

@@ -2,10 +2,8 @@ package dockerbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -75,18 +73,13 @@ func (s *ExecSandbox) execSimpleCLI(ctx context.Context, cmd []string, out io.Wr
 
 // execCLIPrepared is a `docker exec -i` process running the wrapper.
 type execCLIPrepared struct {
-	s     *ExecSandbox
-	spec  runSpec
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
+	s    *ExecSandbox
+	spec runSpec
+	*cliProcess
 
 	mk             *marker
 	stdout, stderr *heldOutput
-	exited         chan struct{}
-	err            error // cmd.Wait's, once exited is closed
-
-	cleanupEnv  func()
-	discardOnce sync.Once
+	discardOnce    sync.Once
 }
 
 func (s *ExecSandbox) prepareCLI(ctx context.Context, spec runSpec) (prepared, error) {
@@ -98,28 +91,17 @@ func (s *ExecSandbox) prepareCLI(ctx context.Context, spec runSpec) (prepared, e
 		return nil, err
 	}
 	args := append(s.execArgs(true, envArgs), "/bin/sh", "-c", wrapperScript, spec.command)
-	p := &execCLIPrepared{s: s, spec: spec, exited: make(chan struct{}), cleanupEnv: cleanupEnv}
-	p.cmd = s.d.command(append(args, spec.args...), procEnv)
+	p := &execCLIPrepared{s: s, spec: spec}
 	p.stdout, p.stderr = newHeldOutput(s.set.outputLimit), newHeldOutput(s.set.outputLimit)
 	p.mk = newMarker(p.stdout, p.stderr)
 	// The CLI's two streams are copied by two goroutines; the marker
 	// expects one writer at a time.
 	var mu sync.Mutex
-	p.cmd.Stdout = lockedWriter{&mu, p.mk.stdoutWriter()}
-	p.cmd.Stderr = lockedWriter{&mu, p.mk}
-	p.cmd.WaitDelay = waitDelay
-	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
-		cleanupEnv()
-		return nil, sandbox.NewError(sandbox.KindStart, "transport cli: stdin pipe", err)
+	p.cliProcess, err = s.d.start(append(args, spec.args...), procEnv, cleanupEnv,
+		lockedWriter{&mu, p.mk.stdoutWriter()}, lockedWriter{&mu, p.mk})
+	if err != nil {
+		return nil, err
 	}
-	if err := p.cmd.Start(); err != nil {
-		cleanupEnv()
-		return nil, sandbox.NewError(sandbox.KindStart, "transport cli: start "+s.d.path, err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.exited)
-	}()
 	return p, nil
 }
 
@@ -158,33 +140,22 @@ func (p *execCLIPrepared) finish(ctx context.Context, stdin []byte, out outputs)
 	s, mk, what, timeout := p.s, p.mk, p.spec.what, p.spec.timeout
 	p.stdout.claim(out.stdout)
 	p.stderr.claim(out.stderr)
-	fed := make(chan struct{})
-	go func() {
-		defer close(fed)
-		_, _ = p.stdin.Write(append([]byte(goLine), stdin...))
-		_ = p.stdin.Close()
-	}()
+	fed := p.feed(append([]byte(goLine), stdin...))
 	select {
 	case <-p.exited:
 	case <-ctx.Done():
 		// Killing the local CLI would leave the process running in the
 		// container: kill it, and everything it started, there first.
 		s.killTree(mk)
-		killCLI(p.cmd)
-		<-p.exited
+		p.kill()
 		<-fed
 		mk.release()
 		return 0, sandbox.ContextError(ctx, what, timeout)
 	}
 	<-fed
-	p.cleanupEnv()
-	code := 0
-	var xe *exec.ExitError
-	switch {
-	case errors.As(p.err, &xe):
-		code = xe.ExitCode()
-	case p.err != nil:
-		return 0, sandbox.NewError(sandbox.KindTransport, what+": the docker CLI", p.err)
+	code, err := p.exitCode(what)
+	if err != nil {
+		return 0, err
 	}
 	switch mk.state() {
 	case markerNotFound:
@@ -216,8 +187,7 @@ func (p *execCLIPrepared) discard() {
 		select {
 		case <-p.exited:
 		case <-time.After(waitDelay):
-			killCLI(p.cmd)
-			<-p.exited
+			p.kill()
 		}
 		p.cleanupEnv()
 	})

@@ -2,10 +2,7 @@ package dockerbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,18 +89,16 @@ func (r *cliRunner) runArgs(name string, envArgs []string, spec runSpec) []strin
 // cliPrepared is a `docker run -i` process started ahead of its call:
 // the container is created and started by the CLI, its stdin open.
 type cliPrepared struct {
-	r     *cliRunner
-	spec  runSpec
-	name  string
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
+	r    *cliRunner
+	spec runSpec
+	name string
+	*cliProcess
 
 	stdout *heldOutput
-	stderr *cliStderr
-	exited chan struct{} // closed when the CLI has exited
-	err    error         // cmd.Wait's, valid once exited is closed
-
-	cleanupEnv  func()
+	// stderr is kept until the call ends: the CLI writes its own errors
+	// there, and only once the exit code is known can they be told from
+	// the hook's output.
+	stderr      *heldOutput
 	discardOnce sync.Once
 }
 
@@ -115,24 +110,11 @@ func (r *cliRunner) prepare(ctx context.Context, spec runSpec) (prepared, error)
 	if err != nil {
 		return nil, err
 	}
-	p := &cliPrepared{r: r, spec: spec, name: containerName(), exited: make(chan struct{}), cleanupEnv: cleanupEnv}
-	p.cmd = r.d.command(r.runArgs(p.name, envArgs, spec), procEnv)
-	p.stdout = newHeldOutput(r.set.outputLimit)
-	p.stderr = &cliStderr{limit: r.set.outputLimit}
-	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
-	p.cmd.WaitDelay = waitDelay
-	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
-		cleanupEnv()
-		return nil, sandbox.NewError(sandbox.KindStart, "transport cli: stdin pipe", err)
+	p := &cliPrepared{r: r, spec: spec, name: containerName()}
+	p.stdout, p.stderr = newHeldOutput(r.set.outputLimit), newHeldOutput(r.set.outputLimit)
+	if p.cliProcess, err = r.d.start(r.runArgs(p.name, envArgs, spec), procEnv, cleanupEnv, p.stdout, p.stderr); err != nil {
+		return nil, err
 	}
-	if err := p.cmd.Start(); err != nil {
-		cleanupEnv()
-		return nil, sandbox.NewError(sandbox.KindStart, "transport cli: start "+r.d.path, err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.exited)
-	}()
 	return p, nil
 }
 
@@ -162,35 +144,22 @@ func (p *cliPrepared) warm(ctx context.Context) error {
 func (p *cliPrepared) finish(ctx context.Context, stdin []byte, out outputs) (int, error) {
 	what, timeout := p.spec.what, p.spec.timeout
 	p.stdout.claim(out.stdout)
-	fed := make(chan struct{})
-	go func() {
-		defer close(fed)
-		if len(stdin) > 0 {
-			_, _ = p.stdin.Write(stdin)
-		}
-		_ = p.stdin.Close()
-	}()
+	fed := p.feed(stdin)
 	select {
 	case <-p.exited:
 	case <-ctx.Done():
 		// The container first, so nothing of the call goes on running;
 		// then the CLI.
 		p.r.d.removeContainer(p.name)
-		killCLI(p.cmd)
-		<-p.exited
+		p.kill()
 		<-fed
-		p.stderr.deliver(out.stderr)
+		p.stderr.claim(out.stderr)
 		return 0, sandbox.ContextError(ctx, what, timeout)
 	}
 	<-fed
-	p.cleanupEnv()
-	code := 0
-	var xe *exec.ExitError
-	switch {
-	case errors.As(p.err, &xe):
-		code = xe.ExitCode()
-	case p.err != nil:
-		return 0, sandbox.NewError(sandbox.KindTransport, what+": the docker CLI", p.err)
+	code, err := p.exitCode(what)
+	if err != nil {
+		return 0, err
 	}
 	if code == 125 || code == 126 || code == 127 || code < 0 {
 		// docker's own failures use these codes too: the container
@@ -199,7 +168,7 @@ func (p *cliPrepared) finish(ctx context.Context, stdin []byte, out outputs) (in
 			return 0, err
 		}
 	}
-	p.stderr.deliver(out.stderr)
+	p.stderr.claim(out.stderr)
 	return code, nil
 }
 
@@ -229,54 +198,11 @@ func (p *cliPrepared) dockerFailure(ctx context.Context) error {
 func (p *cliPrepared) discard() {
 	p.discardOnce.Do(func() {
 		p.r.d.removeContainer(p.name)
-		killCLI(p.cmd)
 		_ = p.stdin.Close()
-		<-p.exited
+		p.kill()
 		p.cleanupEnv()
 		// A create still under way when the CLI died may finish after
 		// the removal above.
 		p.r.d.removeContainer(p.name)
 	})
-}
-
-// cliStderr keeps the CLI's stderr until the call ends: the CLI writes
-// its own errors there, and only once the exit code is known can they be
-// told from the hook's output.
-type cliStderr struct {
-	limit int
-
-	mu        sync.Mutex
-	buf       []byte
-	truncated bool
-}
-
-func (c *cliStderr) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	keep := p
-	if room := c.limit - len(c.buf); len(keep) > room {
-		keep = keep[:max(room, 0)]
-		c.truncated = true
-	}
-	c.buf = append(c.buf, keep...)
-	return len(p), nil
-}
-
-func (c *cliStderr) text() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return string(c.buf)
-}
-
-// deliver passes what was kept on to the call's stderr.
-func (c *cliStderr) deliver(w io.Writer) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.buf) > 0 {
-		_, _ = w.Write(c.buf)
-	}
-	if c.truncated {
-		_, _ = w.Write([]byte{0})
-	}
-	c.buf = nil
 }

@@ -90,6 +90,13 @@ func (h *heldOutput) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// text is what is kept, before a claim.
+func (h *heldOutput) text() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return string(h.held)
+}
+
 // claim sends what was kept to w, and everything after it.
 func (h *heldOutput) claim(w io.Writer) {
 	h.mu.Lock()

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,7 +15,6 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
-	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
 
 // ExecMode is the mode of a command inside an already-running container.
@@ -260,56 +258,8 @@ func (s *ExecSandbox) SpawnStreaming(ctx context.Context, req sandbox.Request, s
 	return s.spawn(ctx, req, stdout, stderr)
 }
 
-func (s *ExecSandbox) timeoutFor(req sandbox.Request) time.Duration {
-	if req.Timeout > 0 {
-		return req.Timeout
-	}
-	return s.set.timeout
-}
-
-func (s *ExecSandbox) spawn(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (resp sandbox.Response, err error) {
-	spec := runSpec{
-		command: req.Command,
-		args:    req.Args,
-		env:     shell.MergeEnv(s.set.env, req.Env, os.LookupEnv),
-		what:    fmt.Sprintf("command %q", req.Command),
-		timeout: s.timeoutFor(req),
-	}
-	out := newOutputs(s.set.outputLimit, stdout, stderr)
-	defer func() {
-		out.fill(&resp, stdout != nil)
-		resp.Err = err
-	}()
-	if req.Command == "" {
-		return resp, sandbox.NewError(sandbox.KindStart, "docker_exec: empty command", nil)
-	}
-	if ctx.Err() != nil {
-		return resp, sandbox.ContextError(ctx, spec.what, 0)
-	}
-	cctx, cancel := context.WithTimeout(ctx, spec.timeout)
-	defer cancel()
-
-	var pr prepared
-	if s.pool != nil {
-		pr = s.pool.take(cctx, spec)
-	}
-	if pr == nil {
-		if pr, err = s.prepare(cctx, spec); err != nil {
-			return resp, err
-		}
-	}
-	defer pr.discard()
-	code, err := pr.finish(cctx, req.Stdin, out)
-	if s.pool != nil {
-		s.pool.replenish(spec)
-	}
-	if err != nil {
-		return resp, err
-	}
-	if code != 0 {
-		return resp, &sandbox.ExitError{Code: code}
-	}
-	return resp, nil
+func (s *ExecSandbox) spawn(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (sandbox.Response, error) {
+	return caller{mode: ExecMode, set: &s.set.common, pool: s.pool, reaper: &s.reaper, prepare: s.prepare}.spawn(ctx, req, stdout, stderr)
 }
 
 // execPrepared is an exec created and attached in the container, its

@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
-	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
 
 // RunMode is the mode of a fresh container per call.
@@ -96,61 +93,6 @@ func (s *RunSandbox) SpawnStreaming(ctx context.Context, req sandbox.Request, st
 	return s.spawn(ctx, req, stdout, stderr)
 }
 
-func (s *RunSandbox) timeoutFor(req sandbox.Request) time.Duration {
-	if req.Timeout > 0 {
-		return req.Timeout
-	}
-	return s.set.timeout
-}
-
-func (s *RunSandbox) spawn(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (resp sandbox.Response, err error) {
-	spec := runSpec{
-		command: req.Command,
-		args:    req.Args,
-		env:     shell.MergeEnv(s.set.env, req.Env, os.LookupEnv),
-		what:    fmt.Sprintf("command %q", req.Command),
-		timeout: s.timeoutFor(req),
-	}
-	out := newOutputs(s.set.outputLimit, stdout, stderr)
-	defer func() {
-		out.fill(&resp, stdout != nil)
-		resp.Err = err
-	}()
-	if req.Command == "" {
-		return resp, sandbox.NewError(sandbox.KindStart, "docker_run: empty command", nil)
-	}
-	if ctx.Err() != nil {
-		return resp, sandbox.ContextError(ctx, spec.what, 0)
-	}
-	cctx, cancel := context.WithTimeout(ctx, spec.timeout)
-	defer cancel()
-
-	var pr prepared
-	if s.pool != nil {
-		pr = s.pool.take(cctx, spec)
-	}
-	if pr == nil {
-		if pr, err = s.run.prepare(cctx, spec); err != nil {
-			return resp, err
-		}
-	}
-	code, err := pr.finish(cctx, req.Stdin, out)
-	if s.pool != nil {
-		defer s.pool.replenish(spec)
-	}
-	if cctx.Err() != nil {
-		// On a timeout or a cancellation the container is gone before
-		// Spawn returns.
-		pr.discard()
-	} else {
-		// Otherwise it is removed off the call's path; Close waits for it.
-		s.reaper.reap(pr)
-	}
-	if err != nil {
-		return resp, err
-	}
-	if code != 0 {
-		return resp, &sandbox.ExitError{Code: code}
-	}
-	return resp, nil
+func (s *RunSandbox) spawn(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (sandbox.Response, error) {
+	return caller{mode: RunMode, set: &s.set.common, pool: s.pool, reaper: &s.reaper, prepare: s.run.prepare}.spawn(ctx, req, stdout, stderr)
 }

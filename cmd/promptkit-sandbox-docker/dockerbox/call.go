@@ -1,0 +1,80 @@
+package dockerbox
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+)
+
+// caller is what both modes share for a call: the settings every mode
+// has, the warm pool, the removal of finished calls, and how to prepare a
+// call of its own when the pool has none ready.
+type caller struct {
+	mode    string
+	set     *common
+	pool    *pool // nil without one
+	reaper  *reaper
+	prepare func(ctx context.Context, spec runSpec) (prepared, error)
+}
+
+// spawn runs req: a warm prepared call if the pool has one, else one of
+// its own; stdout and stderr, when not nil, receive the output as it
+// comes (a streaming Spawn).
+func (c caller) spawn(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (resp sandbox.Response, err error) {
+	spec := runSpec{
+		command: req.Command,
+		args:    req.Args,
+		env:     shell.MergeEnv(c.set.env, req.Env, os.LookupEnv),
+		what:    fmt.Sprintf("command %q", req.Command),
+		timeout: c.set.timeout,
+	}
+	if req.Timeout > 0 {
+		spec.timeout = req.Timeout
+	}
+	out := newOutputs(c.set.outputLimit, stdout, stderr)
+	defer func() {
+		out.fill(&resp, stdout != nil)
+		resp.Err = err
+	}()
+	if req.Command == "" {
+		return resp, sandbox.NewError(sandbox.KindStart, c.mode+": empty command", nil)
+	}
+	if ctx.Err() != nil {
+		return resp, sandbox.ContextError(ctx, spec.what, 0)
+	}
+	cctx, cancel := context.WithTimeout(ctx, spec.timeout)
+	defer cancel()
+
+	var pr prepared
+	if c.pool != nil {
+		pr = c.pool.take(cctx, spec)
+	}
+	if pr == nil {
+		if pr, err = c.prepare(cctx, spec); err != nil {
+			return resp, err
+		}
+	}
+	code, err := pr.finish(cctx, req.Stdin, out)
+	if cctx.Err() != nil {
+		// On a timeout or a cancellation what the call started is gone
+		// before Spawn returns.
+		pr.discard()
+	} else {
+		// Otherwise it goes off the call's path; Close waits for it.
+		c.reaper.reap(pr)
+	}
+	if c.pool != nil {
+		c.pool.replenish(spec)
+	}
+	if err != nil {
+		return resp, err
+	}
+	if code != 0 {
+		return resp, &sandbox.ExitError{Code: code}
+	}
+	return resp, nil
+}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -191,5 +193,58 @@ func TestCLIExecContainerGoneAfterOpen(t *testing.T) {
 	}
 	if resp.Stdout != nil || resp.Stderr != nil {
 		t.Errorf("docker's words leaked: stdout %q stderr %q", resp.Stdout, resp.Stderr)
+	}
+}
+
+func TestCLIRunConcurrentCalls(t *testing.T) {
+	t.Parallel()
+	name := uniqueName(t)
+	sb := openRun(t, name, cliCfg(map[string]any{"timeout": "90s"}))
+	const n = 32
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := fmt.Sprintf("call-%d", i)
+			resp, err := sb.Spawn(ctxTimeout(t, 2*time.Minute), sandbox.Request{
+				Command: "/bin/sh", Args: []string{"-c", `cat; echo "$N" >&2; exit $N`}, Stdin: []byte(in), Env: []string{fmt.Sprintf("N=%d", i)},
+			})
+			var xe *sandbox.ExitError
+			switch {
+			case i == 0 && err != nil, i > 0 && (!errors.As(err, &xe) || xe.Code != i):
+				errs <- fmt.Errorf("call %d: err %v", i, err)
+			case string(resp.Stdout) != in || string(resp.Stderr) != fmt.Sprintf("%d\n", i):
+				errs <- fmt.Errorf("call %d: stdout %q stderr %q", i, resp.Stdout, resp.Stderr)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	settle(sb)
+	assertNoContainers(t, name)
+}
+
+func TestCLIExecCancelAndLargeStdout(t *testing.T) {
+	t.Parallel()
+	c := startContainer(t)
+	const size = 32 << 20
+	sb := openExec(t, c, cliCfg(map[string]any{"output_limit": size, "timeout": "60s"}))
+	resp, err := sb.Spawn(ctxTimeout(t, 2*time.Minute), sandbox.Request{Command: "/bin/sh", Args: []string{"-c", "yes 0123456789abcde | head -c 33554432"}})
+	if err != nil || !bytes.Equal(resp.Stdout, bytes.Repeat([]byte("0123456789abcde\n"), size/16)) || resp.Truncated() {
+		t.Fatalf("32 MiB: err %v, %d bytes, truncated %v", err, len(resp.Stdout), resp.Truncated())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(time.Second, cancel)
+	_, err = sb.Spawn(ctx, sandbox.Request{Command: "/bin/sh", Args: []string{"-c", "sleep 341 & sleep 342"}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancel: err = %v", err)
+	}
+	if left := leftovers(t, c); len(left) > 0 {
+		t.Fatalf("processes left after cancel:\n%s", strings.Join(left, "\n"))
 	}
 }

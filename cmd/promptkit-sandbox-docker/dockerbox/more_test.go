@@ -37,7 +37,7 @@ func TestLargeStdin(t *testing.T) {
 func TestRunConcurrentCalls(t *testing.T) {
 	t.Parallel()
 	name := uniqueName(t)
-	sb := openRun(t, name, map[string]any{})
+	sb := openRun(t, name, map[string]any{"timeout": "90s"}) // the engine is busy with the whole suite
 	const n = 32
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -98,7 +98,7 @@ q=$(cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo "$(cat /sys/fs/cgroup/cpu/cpu
 func TestExecConcurrentCalls(t *testing.T) {
 	t.Parallel()
 	c := startContainer(t)
-	sb := openExec(t, c, map[string]any{})
+	sb := openExec(t, c, map[string]any{"timeout": "90s"}) // the engine is busy with the whole suite
 	const n = 32
 	var wg sync.WaitGroup
 	errs := make(chan error, n)

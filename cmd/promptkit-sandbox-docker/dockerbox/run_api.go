@@ -91,11 +91,21 @@ func (r *apiRunner) prepare(ctx context.Context, spec runSpec) (prepared, error)
 	cfg, host := r.containerConfig(spec)
 	// Named, so a create whose answer is lost (its context ended while
 	// the engine worked on it) can still be removed.
+	//
+	// The create itself is not abandoned when ctx ends: the engine would
+	// finish it anyway and the container would be left behind. It is let
+	// finish (bounded by cleanupTimeout) and the container removed.
 	name := containerName()
-	created, err := r.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: name, Config: cfg, HostConfig: host})
+	createCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	created, err := r.cli.ContainerCreate(createCtx, client.ContainerCreateOptions{Name: name, Config: cfg, HostConfig: host})
+	cancel()
+	if err == nil && ctx.Err() != nil {
+		r.removeNamed(created.ID)
+		return nil, sandbox.ContextError(ctx, spec.what, spec.timeout)
+	}
 	if err != nil {
-		if ctx.Err() != nil {
-			r.removeNamed(name)
+		if createCtx.Err() != nil {
+			r.removeNamed(name) // the create may have gone through
 		}
 		if ctx.Err() == nil && cerrdefs.IsNotFound(err) {
 			return nil, imageMissing(r.set.image)
@@ -133,7 +143,7 @@ func (r *apiRunner) prepare(ctx context.Context, spec runSpec) (prepared, error)
 	return p, nil
 }
 
-// removeNamed force-removes a container by name if it exists.
+// removeNamed force-removes a container by name or ID if it exists.
 func (r *apiRunner) removeNamed(name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()

@@ -22,13 +22,7 @@ func TestHookRunThroughDiscoveredPlugin(t *testing.T) {
 	label := dockertest.UniqueLabel(t)
 
 	dir := t.TempDir()
-	pluginDir := filepath.Join(dir, "plugins")
-	if err := os.Mkdir(pluginDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cli := filepath.Join(dir, "promptkit-sandbox")
-	goBuild(t, cli, "../promptkit-sandbox", "")
-	goBuild(t, filepath.Join(pluginDir, "promptkit-sandbox-docker_v0.9.0"), ".", "-X main.version=0.9.0")
+	cli, pluginDir := buildCLIAndPlugin(t, dir, "0.9.0")
 
 	// A long-lived sidecar for docker_exec, gone when the test ends.
 	sidecar := "pks-e2e-" + strings.ReplaceAll(strings.ToLower(t.Name()), "/", "-")
@@ -90,6 +84,20 @@ func TestHookRunThroughDiscoveredPlugin(t *testing.T) {
 			}
 		}
 	}
+}
+
+// buildCLIAndPlugin builds the host CLI into dir and this plugin, at
+// version, into dir/plugins, as make build lays them out.
+func buildCLIAndPlugin(t *testing.T, dir, version string) (cli, pluginDir string) {
+	t.Helper()
+	pluginDir = filepath.Join(dir, "plugins")
+	if err := os.Mkdir(pluginDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cli = filepath.Join(dir, "promptkit-sandbox")
+	goBuild(t, cli, "../promptkit-sandbox", "")
+	goBuild(t, filepath.Join(pluginDir, "promptkit-sandbox-docker_v"+version), ".", "-X main.version="+version)
+	return cli, pluginDir
 }
 
 func goBuild(t *testing.T, out, pkg, ldflags string) {

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,14 +14,7 @@ import (
 // decision must be the expected one, and nothing may be left running.
 func TestDockerExample(t *testing.T) {
 	dockertest.Require(t)
-	dir := t.TempDir()
-	pluginDir := filepath.Join(dir, "plugins")
-	if err := os.Mkdir(pluginDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cli := filepath.Join(dir, "promptkit-sandbox")
-	goBuild(t, cli, "../promptkit-sandbox", "")
-	goBuild(t, filepath.Join(pluginDir, "promptkit-sandbox-docker_v0.1.0"), ".", "-X main.version=0.1.0")
+	cli, pluginDir := buildCLIAndPlugin(t, t.TempDir(), "0.1.0")
 
 	build := exec.Command("../../examples/docker/build-image.sh")
 	if out, err := build.CombinedOutput(); err != nil {

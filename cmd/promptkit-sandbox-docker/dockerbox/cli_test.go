@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -200,31 +198,7 @@ func TestCLIRunConcurrentCalls(t *testing.T) {
 	t.Parallel()
 	name := uniqueName(t)
 	sb := openRun(t, name, cliCfg(map[string]any{"timeout": "90s"}))
-	const n = 32
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			in := fmt.Sprintf("call-%d", i)
-			resp, err := sb.Spawn(ctxTimeout(t, 2*time.Minute), sandbox.Request{
-				Command: "/bin/sh", Args: []string{"-c", `cat; echo "$N" >&2; exit $N`}, Stdin: []byte(in), Env: []string{fmt.Sprintf("N=%d", i)},
-			})
-			var xe *sandbox.ExitError
-			switch {
-			case i == 0 && err != nil, i > 0 && (!errors.As(err, &xe) || xe.Code != i):
-				errs <- fmt.Errorf("call %d: err %v", i, err)
-			case string(resp.Stdout) != in || string(resp.Stderr) != fmt.Sprintf("%d\n", i):
-				errs <- fmt.Errorf("call %d: stdout %q stderr %q", i, resp.Stdout, resp.Stderr)
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	concurrentCalls(t, sb, 32)
 	settle(sb)
 	assertNoContainers(t, name)
 }

@@ -2,12 +2,9 @@ package dockerbox
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,31 +35,7 @@ func TestRunConcurrentCalls(t *testing.T) {
 	t.Parallel()
 	name := uniqueName(t)
 	sb := openRun(t, name, map[string]any{"timeout": "90s"}) // the engine is busy with the whole suite
-	const n = 32
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			in := fmt.Sprintf("call-%d", i)
-			resp, err := sb.Spawn(ctxTimeout(t, 2*time.Minute), sandbox.Request{
-				Command: "/bin/sh", Args: []string{"-c", "cat; echo \"$N\" >&2; exit $N"}, Stdin: []byte(in), Env: []string{fmt.Sprintf("N=%d", i)},
-			})
-			var xe *sandbox.ExitError
-			switch {
-			case i == 0 && err != nil, i > 0 && (!errors.As(err, &xe) || xe.Code != i):
-				errs <- fmt.Errorf("call %d: err %v", i, err)
-			case string(resp.Stdout) != in || string(resp.Stderr) != fmt.Sprintf("%d\n", i):
-				errs <- fmt.Errorf("call %d: stdout %q stderr %q", i, resp.Stdout, resp.Stderr)
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	concurrentCalls(t, sb, 32)
 	settle(sb)
 	assertNoContainers(t, name)
 }
@@ -99,29 +72,5 @@ func TestExecConcurrentCalls(t *testing.T) {
 	t.Parallel()
 	c := startContainer(t)
 	sb := openExec(t, c, map[string]any{"timeout": "90s"}) // the engine is busy with the whole suite
-	const n = 32
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			in := fmt.Sprintf("call-%d", i)
-			resp, err := sb.Spawn(ctxTimeout(t, 2*time.Minute), sandbox.Request{
-				Command: "/bin/sh", Args: []string{"-c", "cat; echo \"$N\" >&2; exit $N"}, Stdin: []byte(in), Env: []string{fmt.Sprintf("N=%d", i)},
-			})
-			var xe *sandbox.ExitError
-			switch {
-			case i == 0 && err != nil, i > 0 && (!errors.As(err, &xe) || xe.Code != i):
-				errs <- fmt.Errorf("call %d: err %v", i, err)
-			case string(resp.Stdout) != in || string(resp.Stderr) != fmt.Sprintf("%d\n", i):
-				errs <- fmt.Errorf("call %d: stdout %q stderr %q", i, resp.Stdout, resp.Stderr)
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	concurrentCalls(t, sb, 32)
 }

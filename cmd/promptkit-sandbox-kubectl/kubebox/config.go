@@ -1,0 +1,156 @@
+package kubebox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+)
+
+// Mode is the mode this backend serves.
+const Mode = "kubectl_exec"
+
+// Transports.
+const (
+	TransportNative = "native"
+	TransportCLI    = "cli"
+)
+
+// Keys are the configuration keys of kubectl_exec, in the order Describe
+// reports them.
+var Keys = []string{"pod", "selector", "namespace", "container", "kubeconfig", "context", "env",
+	"transport", "kubectl_path", "extra_args", "timeout", "output_limit"}
+
+// config mirrors the keys as written.
+type config struct {
+	Pod         string            `json:"pod"`
+	Selector    string            `json:"selector"`
+	Namespace   string            `json:"namespace"`
+	Container   string            `json:"container"`
+	Kubeconfig  string            `json:"kubeconfig"`
+	Context     string            `json:"context"`
+	Env         []string          `json:"env"`
+	Transport   string            `json:"transport"`
+	KubectlPath string            `json:"kubectl_path"`
+	ExtraArgs   []string          `json:"extra_args"`
+	Timeout     *sandbox.Duration `json:"timeout"`
+	OutputLimit *int              `json:"output_limit"`
+}
+
+// settings is a validated kubectl_exec configuration.
+type settings struct {
+	pod         string
+	selector    labels.Selector // nil when pod is set
+	namespace   string          // "" = the kubeconfig's
+	container   string
+	kubeconfig  string
+	context     string
+	env         []string // resolved KEY=value entries
+	transport   string
+	kubectlPath string
+	extraArgs   []string
+	timeout     time.Duration
+	outputLimit int
+}
+
+func keyErr(key, format string, args ...any) error {
+	return fmt.Errorf("config: key %q: %s", key, fmt.Sprintf(format, args...))
+}
+
+// parseConfig validates cfg; every problem is reported, not only the
+// first.
+func parseConfig(cfg map[string]any) (settings, error) {
+	var c config
+	var s settings
+	if err := sandbox.DecodeConfig(cfg, &c); err != nil {
+		return s, err
+	}
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	switch {
+	case c.Pod == "" && c.Selector == "":
+		add(errors.New(`config: key "pod" is required unless "selector" is given (e.g. pod: ${POD_NAME}, or selector: app=hooks)`))
+	case c.Pod != "" && c.Selector != "":
+		add(errors.New(`config: keys "pod" and "selector" exclude each other: set one`))
+	case c.Pod != "":
+		add(dnsName("pod", c.Pod, validation.IsDNS1123Subdomain))
+		s.pod = c.Pod
+	default:
+		sel, err := labels.Parse(c.Selector)
+		switch {
+		case err != nil:
+			add(keyErr("selector", "invalid label selector %q: %v", c.Selector, err))
+		case sel.Empty():
+			add(keyErr("selector", "%q selects every pod: name the labels of the hooks pod", c.Selector))
+		default:
+			s.selector = sel
+		}
+	}
+	if c.Namespace != "" {
+		add(dnsName("namespace", c.Namespace, validation.IsDNS1123Label))
+	}
+	if c.Container != "" {
+		add(dnsName("container", c.Container, validation.IsDNS1123Label))
+	}
+	s.namespace, s.container, s.kubeconfig, s.context = c.Namespace, c.Container, c.Kubeconfig, c.Context
+
+	for _, e := range c.Env {
+		if k, _, _ := strings.Cut(e, "="); k == "" {
+			add(keyErr("env", "entry %q has no variable name", e))
+		}
+	}
+	// Bare KEY entries forward the plugin's environment, which is the
+	// host's: the host starts the plugin.
+	s.env = shell.MergeEnv(nil, c.Env, os.LookupEnv)
+
+	switch c.Transport {
+	case "", TransportNative:
+		s.transport = TransportNative
+		if len(c.ExtraArgs) > 0 {
+			add(keyErr("extra_args", "extra_args needs transport: cli (the native transport runs no kubectl)"))
+		}
+	case TransportCLI:
+		s.transport = TransportCLI
+	default:
+		add(keyErr("transport", "unknown transport %q (want %q or %q)", c.Transport, TransportNative, TransportCLI))
+	}
+	s.kubectlPath, s.extraArgs = c.KubectlPath, c.ExtraArgs
+	if s.kubectlPath == "" {
+		s.kubectlPath = "kubectl"
+	}
+
+	s.timeout = sandbox.DefaultTimeout
+	if c.Timeout != nil {
+		if *c.Timeout <= 0 {
+			add(keyErr("timeout", "must be greater than zero"))
+		}
+		s.timeout = time.Duration(*c.Timeout)
+	}
+	s.outputLimit = sandbox.DefaultOutputLimit
+	if c.OutputLimit != nil {
+		if *c.OutputLimit <= 0 {
+			add(keyErr("output_limit", "must be a positive number of bytes, got %d", *c.OutputLimit))
+		}
+		s.outputLimit = *c.OutputLimit
+	}
+	return s, errors.Join(errs...)
+}
+
+// dnsName checks a Kubernetes object name with the API server's own rule.
+func dnsName(key, v string, check func(string) []string) error {
+	if msgs := check(v); len(msgs) > 0 {
+		return keyErr(key, "invalid name %q: %s", v, strings.Join(msgs, "; "))
+	}
+	return nil
+}

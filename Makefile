@@ -21,7 +21,7 @@ STATICCHECK_VERSION := v0.8.2
 DOCKER_PLUGIN_VERSION ?= 0.1.0
 
 # Debian packages the tests and examples need, by the command they provide.
-DEB_DEPS := python3:python3 gcc:gcc protoc:protobuf-compiler
+DEB_DEPS := python3:python3 gcc:gcc protoc:protobuf-compiler kubectl:kubernetes-client
 
 # Pinned generators for shared/proto (shared/proto/generate.sh checks them).
 TOOLS               := $(CURDIR)/bin/tools

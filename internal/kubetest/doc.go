@@ -5,6 +5,9 @@
 // selectors) — and its pods are containers on the local Docker engine, so
 // what runs in a pod runs for real.
 //
-// Work in progress: the pods/exec subresource (SPDY and WebSocket
-// v5.channel.k8s.io) is next.
+// pods/exec is served over SPDY (remote command protocol v4, exit codes
+// on the error stream), each command run in the pod's container with
+// docker exec. A WebSocket upgrade is refused for now, so kubectl falls
+// back to SPDY; serving WebSocket v5.channel.k8s.io is the next step
+// (k8s.io/apiserver's StreamTranslatorHandler can front the SPDY one).
 package kubetest

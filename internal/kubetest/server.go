@@ -64,6 +64,8 @@ func Start(t testing.TB) *Server {
 	mux.HandleFunc("GET /api/v1/namespaces/{ns}", s.getNamespace)
 	mux.HandleFunc("GET /api/v1/namespaces/{ns}/pods/{name}", s.getPod)
 	mux.HandleFunc("GET /api/v1/namespaces/{ns}/pods", s.listPods)
+	mux.HandleFunc("POST /api/v1/namespaces/{ns}/pods/{name}/exec", s.exec)
+	mux.HandleFunc("GET /api/v1/namespaces/{ns}/pods/{name}/exec", s.exec)
 	s.srv = &http.Server{Handler: s.authenticate(mux), TLSConfig: &tls.Config{
 		Certificates: []tls.Certificate{ca.cert},
 		MinVersion:   tls.VersionTLS12,

@@ -1,0 +1,42 @@
+package kubetest
+
+import (
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+)
+
+func TestKubectlExec(t *testing.T) {
+	dockertest.Require(t)
+	img := dockertest.Image(t, dockertest.Busybox)
+	id := dockertest.Docker(t, "run", "-d", "--rm", "--init", "--network", "none", "--label", dockertest.UniqueLabel(t), img, "sleep", "600")
+	id = strings.TrimSpace(id)
+	s := Start(t)
+	s.AddPod("promptkit", "agent-1", map[string]string{"app": "agent"}, map[string]string{"hooks": id})
+	kc := s.Kubeconfig(t, t.TempDir(), "promptkit")
+
+	path, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Fatal("kubectl is not installed")
+	}
+	cmd := exec.Command(path, "--kubeconfig", kc, "exec", "-i", "agent-1", "-c", "hooks", "--",
+		"/bin/sh", "-c", `cat; echo to-stderr >&2; exit 3`)
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
+	cmd.Stdin = strings.NewReader("hello from stdin")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	var xe *exec.ExitError
+	if !errors.As(err, &xe) || xe.ExitCode() != 3 {
+		t.Fatalf("exit: %v (stderr %q)", err, stderr.String())
+	}
+	if stdout.String() != "hello from stdin" {
+		t.Errorf("stdout = %q", stdout.String())
+	}
+	if !strings.HasPrefix(stderr.String(), "to-stderr\n") || !strings.Contains(stderr.String(), "command terminated with exit code 3") {
+		t.Errorf("stderr = %q", stderr.String())
+	}
+}

@@ -5,9 +5,9 @@
 // selectors) — and its pods are containers on the local Docker engine, so
 // what runs in a pod runs for real.
 //
-// pods/exec is served over SPDY (remote command protocol v4, exit codes
-// on the error stream), each command run in the pod's container with
-// docker exec. A WebSocket upgrade is refused for now, so kubectl falls
-// back to SPDY; serving WebSocket v5.channel.k8s.io is the next step
-// (k8s.io/apiserver's StreamTranslatorHandler can front the SPDY one).
+// pods/exec is served over WebSocket (v5.channel.k8s.io, which kubectl
+// 1.30+ tries first, and v4) and over SPDY (v4.channel.k8s.io), with the
+// Kubernetes stream packages (k8s.io/streaming); each command runs in the
+// pod's container with docker exec, and its exit code comes back on the
+// error channel as the kubelet sends it.
 package kubetest

@@ -16,15 +16,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/remotecommand"
 	"k8s.io/streaming/pkg/httpstream"
 	"k8s.io/streaming/pkg/httpstream/spdy"
+	"k8s.io/streaming/pkg/httpstream/wsstream"
 )
 
 // streamTimeout bounds how long the client has to open its streams.
 const streamTimeout = 10 * time.Second
 
-// exec serves pods/exec over SPDY (remote command protocol v4: exit codes
-// on the error stream). A WebSocket upgrade is refused, so clients fall
-// back to SPDY as they do with API servers that lack WebSocket exec.
-// The command runs in the pod's container through docker exec.
+// exec serves pods/exec over WebSocket (v5.channel.k8s.io and v4, what
+// kubectl 1.30+ tries first) or SPDY (v4.channel.k8s.io: exit codes on
+// the error stream). The command runs in the pod's container through
+// docker exec.
 func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	q := r.URL.Query()
@@ -48,13 +49,15 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, fmt.Sprintf(
 			"container %s is not valid for pod %s", q.Get("container"), name), nil)
 		return
-	case strings.EqualFold(r.Header.Get("Upgrade"), "websocket"):
-		http.Error(w, "websocket exec is not served here", http.StatusBadRequest)
+	case wsstream.IsWebSocketRequest(r):
+		s.execWebSocket(w, r, containerID)
 		return
 	}
-	if _, err := httpstream.Handshake(r, w, []string{remotecommand.StreamProtocolV4Name}); err != nil {
+	protocol, err := httpstream.Handshake(r, w, []string{remotecommand.StreamProtocolV4Name})
+	if err != nil {
 		return // Handshake has answered
 	}
+	s.served("spdy/" + protocol)
 	want := map[string]bool{corev1.StreamTypeError: true}
 	for _, k := range []string{"stdin", "stdout", "stderr"} {
 		if q.Get(k) == "true" || q.Get(k) == "1" {
@@ -85,6 +88,71 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	writeExitStatus(streams[corev1.StreamTypeError], code, err)
 }
 
+// The channels of the WebSocket remote command protocols, by number.
+const (
+	chanStdin = iota
+	chanStdout
+	chanStderr
+	chanError
+	chanResize
+)
+
+// execWebSocket serves an exec over WebSocket: one binary channel per
+// stream; in v5 the client half-closes stdin with a close signal.
+func (s *Server) execWebSocket(w http.ResponseWriter, r *http.Request, containerID string) {
+	q := r.URL.Query()
+	kind := func(k string, use wsstream.ChannelType) wsstream.ChannelType {
+		if q.Get(k) == "true" || q.Get(k) == "1" {
+			return use
+		}
+		return wsstream.IgnoreChannel
+	}
+	channels := []wsstream.ChannelType{
+		chanStdin:  kind("stdin", wsstream.ReadChannel),
+		chanStdout: kind("stdout", wsstream.WriteChannel),
+		chanStderr: kind("stderr", wsstream.WriteChannel),
+		chanError:  wsstream.WriteChannel,
+		chanResize: wsstream.IgnoreChannel,
+	}
+	conn := wsstream.NewConn(map[string]wsstream.ChannelProtocolConfig{
+		remotecommand.StreamProtocolV5Name: {Binary: true, Channels: channels},
+		remotecommand.StreamProtocolV4Name: {Binary: true, Channels: channels},
+	})
+	conn.SetIdleTimeout(time.Minute)
+	protocol, rwc, err := conn.Open(w, r)
+	if err != nil {
+		return
+	}
+	s.served("websocket/" + protocol)
+	defer conn.Close()
+	streams := map[string]io.ReadWriteCloser{corev1.StreamTypeError: rwc[chanError]}
+	for name, i := range map[string]int{corev1.StreamTypeStdin: chanStdin, corev1.StreamTypeStdout: chanStdout, corev1.StreamTypeStderr: chanStderr} {
+		if channels[i] != wsstream.IgnoreChannel {
+			streams[name] = rwc[i]
+		}
+	}
+	code, err := runInContainer(containerID, q["command"], streams)
+	writeExitStatus(streams[corev1.StreamTypeError], code, err)
+}
+
+func (s *Server) served(protocol string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.execProtocols[protocol]++
+}
+
+// ExecProtocols counts the exec sessions served, by transport and
+// subprotocol ("websocket/v5.channel.k8s.io", "spdy/v4.channel.k8s.io").
+func (s *Server) ExecProtocols() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.execProtocols))
+	for k, v := range s.execProtocols {
+		out[k] = v
+	}
+	return out
+}
+
 // containerOf is the Docker container of the named container of pod (or
 // of its first when name is empty).
 func containerOf(pod *corev1.Pod, name string) string {
@@ -96,28 +164,26 @@ func containerOf(pod *corev1.Pod, name string) string {
 	return ""
 }
 
-func runInContainer(id string, command []string, streams map[string]httpstream.Stream) (int, error) {
+func runInContainer[S io.ReadWriteCloser](id string, command []string, streams map[string]S) (int, error) {
 	args := []string{"exec"}
-	if streams[corev1.StreamTypeStdin] != nil {
+	stdin, hasStdin := streams[corev1.StreamTypeStdin]
+	if hasStdin {
 		args = append(args, "-i")
 	}
 	cmd := exec.Command("docker", append(append(args, id), command...)...)
-	if st := streams[corev1.StreamTypeStdin]; st != nil {
-		cmd.Stdin = st
+	if hasStdin {
+		cmd.Stdin = stdin
 	}
-	if st := streams[corev1.StreamTypeStdout]; st != nil {
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if st, ok := streams[corev1.StreamTypeStdout]; ok {
 		cmd.Stdout = st
-	} else {
-		cmd.Stdout = io.Discard
 	}
-	if st := streams[corev1.StreamTypeStderr]; st != nil {
+	if st, ok := streams[corev1.StreamTypeStderr]; ok {
 		cmd.Stderr = st
-	} else {
-		cmd.Stderr = io.Discard
 	}
 	err := cmd.Run()
 	for _, k := range []string{corev1.StreamTypeStdout, corev1.StreamTypeStderr} {
-		if st := streams[k]; st != nil {
+		if st, ok := streams[k]; ok {
 			_ = st.Close()
 		}
 	}
@@ -130,7 +196,7 @@ func runInContainer(id string, command []string, streams map[string]httpstream.S
 
 // writeExitStatus reports the command's end on the error stream, as the
 // kubelet does in protocol v4.
-func writeExitStatus(st httpstream.Stream, code int, err error) {
+func writeExitStatus(st io.WriteCloser, code int, err error) {
 	if st == nil {
 		return
 	}

@@ -22,21 +22,31 @@ func TestKubectlExec(t *testing.T) {
 	if err != nil {
 		t.Fatal("kubectl is not installed")
 	}
-	cmd := exec.Command(path, "--kubeconfig", kc, "exec", "-i", "agent-1", "-c", "hooks", "--",
-		"/bin/sh", "-c", `cat; echo to-stderr >&2; exit 3`)
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
-	cmd.Stdin = strings.NewReader("hello from stdin")
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
-	var xe *exec.ExitError
-	if !errors.As(err, &xe) || xe.ExitCode() != 3 {
-		t.Fatalf("exit: %v (stderr %q)", err, stderr.String())
-	}
-	if stdout.String() != "hello from stdin" {
-		t.Errorf("stdout = %q", stdout.String())
-	}
-	if !strings.HasPrefix(stderr.String(), "to-stderr\n") || !strings.Contains(stderr.String(), "command terminated with exit code 3") {
-		t.Errorf("stderr = %q", stderr.String())
+	// kubectl 1.32 speaks WebSocket v5 unless told not to; then SPDY.
+	for _, tc := range []struct{ websockets, protocol string }{
+		{"true", "websocket/v5.channel.k8s.io"},
+		{"false", "spdy/v4.channel.k8s.io"},
+	} {
+		cmd := exec.Command(path, "--kubeconfig", kc, "exec", "-i", "agent-1", "-c", "hooks", "--",
+			"/bin/sh", "-c", `cat; echo to-stderr >&2; exit 3`)
+		cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin", "KUBECTL_REMOTE_COMMAND_WEBSOCKETS=" + tc.websockets}
+		cmd.Stdin = strings.NewReader("hello from stdin")
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		before := s.ExecProtocols()[tc.protocol]
+		err = cmd.Run()
+		var xe *exec.ExitError
+		if !errors.As(err, &xe) || xe.ExitCode() != 3 {
+			t.Fatalf("%s: exit: %v (stderr %q)", tc.protocol, err, stderr.String())
+		}
+		if stdout.String() != "hello from stdin" {
+			t.Errorf("%s: stdout = %q", tc.protocol, stdout.String())
+		}
+		if !strings.HasPrefix(stderr.String(), "to-stderr\n") || !strings.Contains(stderr.String(), "command terminated with exit code 3") {
+			t.Errorf("%s: stderr = %q", tc.protocol, stderr.String())
+		}
+		if got := s.ExecProtocols()[tc.protocol]; got != before+1 {
+			t.Errorf("%s: not served over it (%v)", tc.protocol, s.ExecProtocols())
+		}
 	}
 }

@@ -34,6 +34,8 @@ type Server struct {
 	mu      sync.Mutex
 	pods    map[string]*corev1.Pod     // by "namespace/name"
 	allowed map[string]map[string]bool // token -> "verb resource" allowed; nil map = all
+
+	execProtocols map[string]int
 }
 
 // Start serves on 127.0.0.1 until the test ends.
@@ -54,6 +56,8 @@ func Start(t testing.TB) *Server {
 		ln:      ln,
 		pods:    map[string]*corev1.Pod{},
 		allowed: map[string]map[string]bool{},
+
+		execProtocols: map[string]int{},
 	}
 	s.allowed[s.Token] = nil
 	mux := http.NewServeMux()

@@ -18,10 +18,7 @@ func TestKubectlExec(t *testing.T) {
 	s.AddPod("promptkit", "agent-1", map[string]string{"app": "agent"}, map[string]string{"hooks": id})
 	kc := s.Kubeconfig(t, t.TempDir(), "promptkit")
 
-	path, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Fatal("kubectl is not installed")
-	}
+	path := kubectlPath(t)
 	// kubectl 1.32 speaks WebSocket v5 unless told not to; then SPDY.
 	for _, tc := range []struct{ websockets, protocol string }{
 		{"true", "websocket/v5.channel.k8s.io"},
@@ -34,7 +31,7 @@ func TestKubectlExec(t *testing.T) {
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		before := s.ExecProtocols()[tc.protocol]
-		err = cmd.Run()
+		err := cmd.Run()
 		var xe *exec.ExitError
 		if !errors.As(err, &xe) || xe.ExitCode() != 3 {
 			t.Fatalf("%s: exit: %v (stderr %q)", tc.protocol, err, stderr.String())

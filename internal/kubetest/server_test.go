@@ -9,17 +9,24 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// kubectl runs the real kubectl against the server.
-func kubectl(t *testing.T, kubeconfig string, args ...string) (string, string, error) {
+// kubectlPath finds the real kubectl. Without one the test is skipped,
+// unless CI is set: there the kubectl tests must run.
+func kubectlPath(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("kubectl")
 	if err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("kubectl is not installed, and CI is set: the kubectl tests must run")
 		}
-		t.Skip("skipping: kubectl is not installed (install it to run this test)")
+		t.Skip("skipping: kubectl is not installed (make test installs one)")
 	}
-	cmd := exec.Command(path, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	return path
+}
+
+// kubectl runs the real kubectl against the server.
+func kubectl(t *testing.T, kubeconfig string, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := exec.Command(kubectlPath(t), append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

@@ -209,7 +209,7 @@ func TestSpawnConcurrent(t *testing.T) {
 			var xe *sandbox.ExitError
 			switch {
 			case !bytes.Equal(resp.Stdout, in):
-				errs <- fmt.Errorf("call %d: stdout %d bytes, want %d", i, len(resp.Stdout), len(in))
+				errs <- fmt.Errorf("call %d: stdout %d bytes, want %d (err %v, stderr %q)", i, len(resp.Stdout), len(in), err, resp.Stderr)
 			case string(resp.Stderr) != fmt.Sprintf("tag-%d", i):
 				errs <- fmt.Errorf("call %d: stderr %q", i, resp.Stderr)
 			case i%4 == 0 && err != nil:

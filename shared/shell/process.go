@@ -220,7 +220,10 @@ func (p *Process) releaseStdin() {
 
 // collectOutput waits for both readers. Once the group is dead, the pipes
 // reach EOF at once; only a descendant that escaped the group can hold
-// them, and it gets Options.OrphanWait before we stop reading.
+// them, and it gets Options.OrphanWait before we stop reading. Output
+// still waiting in a pipe when that time is up is not given up on: the
+// reader is only behind (a busy machine, a slow sink), so the wait goes
+// on, up to maxDrainWait in all, while a pipe holds unread bytes.
 func (p *Process) collectOutput() {
 	done := 0
 	for done < 2 {
@@ -237,11 +240,16 @@ func (p *Process) collectOutput() {
 	}
 	expired := time.NewTimer(p.opts.OrphanWait)
 	defer expired.Stop()
+	giveUp := time.Now().Add(maxDrainWait)
 	for done < 2 {
 		select {
 		case <-p.readersDone:
 			done++
 		case <-expired.C:
+			if time.Now().Before(giveUp) && (unread(p.outR) || unread(p.errR)) {
+				expired.Reset(p.opts.OrphanWait)
+				continue
+			}
 			for _, r := range []*os.File{p.outR, p.errR} {
 				if r.SetReadDeadline(time.Now()) != nil {
 					r.Close()
@@ -249,6 +257,24 @@ func (p *Process) collectOutput() {
 			}
 		}
 	}
+}
+
+// maxDrainWait bounds how long collectOutput waits for readers that are
+// behind; a descendant outside the group that keeps writing is cut off
+// after it.
+const maxDrainWait = 10 * time.Second
+
+// unread reports whether bytes wait in the pipe r.
+func unread(r *os.File) bool {
+	rc, err := r.SyscallConn()
+	if err != nil {
+		return false
+	}
+	n := 0
+	if rc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }) != nil {
+		return false
+	}
+	return n > 0
 }
 
 func (p *Process) result(cause, waitErr error) error {

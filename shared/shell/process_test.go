@@ -281,3 +281,34 @@ func TestOutputReadableWhileRunning(t *testing.T) {
 		t.Errorf("stdout = %q", resp.Stdout)
 	}
 }
+
+// slowSink stalls on its first write, as a busy consumer would.
+type slowSink struct {
+	bytes.Buffer
+	stalled bool
+}
+
+func (s *slowSink) Write(p []byte) (int, error) {
+	if !s.stalled {
+		s.stalled = true
+		time.Sleep(300 * time.Millisecond)
+	}
+	return s.Buffer.Write(p)
+}
+
+// Output still in the pipe when the process has exited is read to the
+// end, however far behind the reader is: only a pipe held open by an
+// escaped descendant, with nothing in it, is cut off after OrphanWait.
+func TestOutputBehindTheExitIsNotLost(t *testing.T) {
+	var sink slowSink
+	const size = 60000 // fits in the pipe, so the process exits before it is read
+	resp, err := Run(context.Background(), sh(`head -c 60000 /dev/zero | tr '\0' x`), Options{
+		OrphanWait: 50 * time.Millisecond, StdoutSink: &sink,
+	})
+	if err != nil {
+		t.Fatalf("err = %v", err)
+	}
+	if sink.Len() != size || resp.StdoutTruncated {
+		t.Fatalf("sink got %d bytes of %d (truncated %v)", sink.Len(), size, resp.StdoutTruncated)
+	}
+}

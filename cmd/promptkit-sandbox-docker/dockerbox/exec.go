@@ -14,6 +14,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 
+	"github.com/altairalabs/promptkit-sandbox/shared/remoteproc"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -38,25 +39,9 @@ const (
 		` IFS= read -r _ || exit 0; exec "$0" "$@"`
 )
 
-// killScript freezes every process of the call and then kills them all.
-// The engine starts an exec'd process as a session leader, so the call's
-// processes are those in the session of $1 (the command's PID, which the
-// wrapper reported), found even after the command itself has exited, plus
-// any descendant of $1 that started a session of its own (found by
-// walking parent PIDs until no new process appears, freezing each with
-// SIGSTOP so nothing forks past the walk). It needs only /bin/sh with its
-// kill builtin and /proc.
-const killScript = `root=$1; kill -STOP "$root" 2>/dev/null; found=" $root "; changed=1
-while [ "$changed" = 1 ]; do changed=0
-for st in /proc/[0-9]*/stat; do pid=${st#/proc/}; pid=${pid%/stat}
-case "$found" in *" $pid "*) continue;; esac
-read -r line < "$st" 2>/dev/null || continue
-set -- ${line##*\) }
-case "$found" in *" $2 "*) hit=1;; *) hit=0;; esac
-[ "$4" = "$root" ] && hit=1
-if [ "$hit" = 1 ]; then kill -STOP "$pid" 2>/dev/null; found="$found$pid "; changed=1; fi
-done; done
-kill -KILL $found 2>/dev/null; exit 0`
+// A timeout kills the call's process tree with remoteproc's kill script,
+// by the PID the wrapper reported: the engine starts an exec'd process as
+// a session leader, as the kill script expects.
 
 // ExecSandbox runs each call as a process inside a running container,
 // through the engine's exec API.
@@ -162,7 +147,7 @@ func (s *ExecSandbox) checkShell(ctx context.Context) error {
 		return s.openErr("inspect container "+s.set.container, err)
 	}
 	var out bytes.Buffer
-	code, err := s.execSimple(ctx, []string{"/bin/sh", "-c", "command -v kill >/dev/null && test -r /proc/self/stat"}, &out)
+	code, err := s.execSimple(ctx, remoteproc.CheckArgv(), &out)
 	if err != nil {
 		return s.openErr("exec in container "+s.set.container, err)
 	}
@@ -443,7 +428,7 @@ func (s *ExecSandbox) killTree(mk *marker) {
 	if pid <= 0 {
 		return
 	}
-	_, _ = s.execSimple(ctx, []string{"/bin/sh", "-c", killScript, "pks-kill", strconv.Itoa(pid)}, io.Discard)
+	_, _ = s.execSimple(ctx, remoteproc.KillArgv(pid), io.Discard)
 }
 
 // marker strips the wrapper's first stderr line and remembers what it

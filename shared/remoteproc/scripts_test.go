@@ -1,0 +1,217 @@
+package remoteproc
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// shells are the POSIX shells the wrapper is proven with: the system's
+// /bin/sh (dash on Debian) and busybox, which minimal images carry.
+func shells(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{"sh": {"/bin/sh"}}
+	if bb, err := exec.LookPath("busybox"); err == nil {
+		out["busybox"] = []string{bb, "sh"}
+	} else if os.Getenv("CI") != "" {
+		t.Fatalf("busybox not found (install busybox-static): %v", err)
+	} else {
+		t.Logf("busybox not found: testing with /bin/sh only")
+	}
+	return out
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+	f              *Filter
+}
+
+// run runs argv locally as the wrapper would run remotely.
+func run(t *testing.T, sh []string, argv []string, stdin []byte) result {
+	t.Helper()
+	if argv[0] != "/bin/sh" {
+		t.Fatalf("argv %q does not start with /bin/sh", argv)
+	}
+	var stdout, stderr bytes.Buffer
+	f := NewFilter(&stdout, &stderr, false)
+	cmd := exec.Command(sh[0], append(sh[1:], argv[1:]...)...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	cmd.Stdout, cmd.Stderr = f.Stdout(), f.Stderr()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err := cmd.Run()
+	f.Close()
+	code := 0
+	var xe *exec.ExitError
+	if errors.As(err, &xe) {
+		code = xe.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{stdout.String(), stderr.String(), code, f}
+}
+
+func preamble(t *testing.T, env ...string) []byte {
+	t.Helper()
+	p, err := Preamble(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestWrapperRunsCommand(t *testing.T) {
+	for name, sh := range shells(t) {
+		t.Run(name, func(t *testing.T) {
+			in := append(preamble(t), "hello\nworld"...)
+			r := run(t, sh, Argv("/bin/sh", []string{"-c", `cat; echo err >&2; exit 3`}), in)
+			if r.stdout != "hello\nworld" || r.stderr != "err\n" || r.code != 3 {
+				t.Fatalf("got %+v", r)
+			}
+			if code, ok := r.f.ExitCode(); !ok || code != 3 {
+				t.Errorf("ExitCode = %d, %v", code, ok)
+			}
+			if r.f.PID() <= 0 || r.f.NotFound() {
+				t.Errorf("PID %d, NotFound %v", r.f.PID(), r.f.NotFound())
+			}
+		})
+	}
+}
+
+func TestWrapperEnvironment(t *testing.T) {
+	values := map[string]string{
+		"PLAIN":     "value",
+		"SPACES":    "  two  spaces  ",
+		"NEWLINES":  "line1\nline2\n\n",
+		"BACKSLASH": `a\b\\c\nd\0101\c`,
+		"PERCENT":   "100% %s %b",
+		"QUOTES":    `'single' "double" $(not run) ` + "`nor this`",
+		"EMPTY":     "",
+		"EQUALS":    "a=b=c",
+		"UNICODE":   "héllo — 世界",
+		"CONTROL":   "\x1e\t\r\x7f",
+	}
+	var env []string
+	for k, v := range values {
+		env = append(env, k+"="+v)
+	}
+	for name, sh := range shells(t) {
+		t.Run(name, func(t *testing.T) {
+			for k, want := range values {
+				r := run(t, sh, Argv("/bin/sh", []string{"-c", `printf %s "$` + k + `"`}), preamble(t, env...))
+				if r.code != 0 || r.stdout != want {
+					t.Errorf("%s = %q (exit %d, stderr %q), want %q", k, r.stdout, r.code, r.stderr, want)
+				}
+			}
+		})
+	}
+}
+
+func TestWrapperPathFromEnv(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "my-hook"), []byte("#!/bin/sh\necho from-my-hook\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, sh := range shells(t) {
+		t.Run(name, func(t *testing.T) {
+			r := run(t, sh, Argv("my-hook", nil), preamble(t, "PATH="+dir+":/usr/bin:/bin"))
+			if r.code != 0 || r.stdout != "from-my-hook\n" || r.f.NotFound() {
+				t.Fatalf("got %+v notfound=%v", r, r.f.NotFound())
+			}
+		})
+	}
+}
+
+func TestWrapperNotFound(t *testing.T) {
+	for name, sh := range shells(t) {
+		t.Run(name, func(t *testing.T) {
+			for _, cmd := range []string{"no-such-command-pks", "/no/such/path", "/etc"} {
+				r := run(t, sh, Argv(cmd, nil), preamble(t))
+				if r.code != 127 || !r.f.NotFound() || r.stdout != "" || r.stderr != "" {
+					t.Errorf("%s: got %+v notfound=%v", cmd, r, r.f.NotFound())
+				}
+			}
+		})
+	}
+}
+
+func TestWrapperAbandoned(t *testing.T) {
+	// End of file before the go line: nothing runs.
+	for name, sh := range shells(t) {
+		t.Run(name, func(t *testing.T) {
+			marker := filepath.Join(t.TempDir(), "ran")
+			r := run(t, sh, Argv("/bin/sh", []string{"-c", "touch " + marker}), []byte("A=1\n"))
+			if r.code != 0 || r.stdout != "" || r.stderr != "" {
+				t.Errorf("got %+v", r)
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Error("the command ran")
+			}
+			if _, ok := r.f.ExitCode(); ok {
+				t.Error("an exit was reported")
+			}
+		})
+	}
+}
+
+func TestPreambleRefusesBadNames(t *testing.T) {
+	for _, kv := range []string{"1A=x", "A-B=x", "=x", "A B=x", "NOEQUALS", "A=x\x00y"} {
+		if _, err := Preamble([]string{kv}); err == nil {
+			t.Errorf("%q: accepted", kv)
+		}
+	}
+	if _, err := Preamble([]string{"_a1=x", "A=", "lower_case=1"}); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestKillScriptKillsTree(t *testing.T) {
+	for name, sh := range shells(t) {
+		t.Run(name, func(t *testing.T) {
+			// A command that leaves a child in its own session and one in
+			// the wrapper's, then waits.
+			var stdout, stderr bytes.Buffer
+			f := NewFilter(&stdout, &stderr, false)
+			cmd := exec.Command(sh[0], append(sh[1:], Argv("/bin/sh", []string{"-c",
+				`sleep 300 & setsid sleep 301 & echo started; wait`})[1:]...)...)
+			cmd.Stdin = bytes.NewReader(preamble(t))
+			cmd.Stdout, cmd.Stderr = f.Stdout(), f.Stderr()
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			<-f.Started()
+			deadline := time.Now().Add(5 * time.Second)
+			for !strings.Contains(stdoutOf(f, &stdout), "started") && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			kill := KillArgv(f.PID())
+			if out, err := exec.Command(sh[0], append(sh[1:], kill[1:]...)...).CombinedOutput(); err != nil {
+				t.Fatalf("kill: %v %s", err, out)
+			}
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatal("the wrapper survived the kill script")
+			}
+			if out, _ := exec.Command("pgrep", "-f", "sleep 30[01]").Output(); len(out) > 0 {
+				t.Fatalf("processes left: %s", out)
+			}
+		})
+	}
+}
+
+func stdoutOf(f *Filter, b *bytes.Buffer) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return b.String()
+}

@@ -363,3 +363,24 @@ func TestRelativeMountsResolveAgainstConfigDir(t *testing.T) {
 		t.Fatalf("mounts = %#v, want %#v", got, want)
 	}
 }
+
+func TestRelativePathKeysResolveAgainstConfigDir(t *testing.T) {
+	src := "spec:\n  sandboxes:\n    k:\n      mode: direct\n      kubeconfig: ./kube/config\n      kubectl_path: kubectl\n" +
+		"    d:\n      mode: direct\n      docker_path: bin/docker\n    a:\n      mode: direct\n      kubeconfig: /abs/config\n      kubectl_path: ~/bin/kubectl\n"
+	f, err := Parse("/etc/pk/runtime.yaml", []byte(src), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]map[string]any{}
+	for _, sb := range f.Sandboxes {
+		got[sb.Name] = sb.Config
+	}
+	want := map[string]map[string]any{
+		"k": {"kubeconfig": "/etc/pk/kube/config", "kubectl_path": "kubectl"},
+		"d": {"docker_path": "/etc/pk/bin/docker"},
+		"a": {"kubeconfig": "/abs/config", "kubectl_path": "~/bin/kubectl"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %#v\nwant %#v", got, want)
+	}
+}

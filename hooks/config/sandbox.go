@@ -88,7 +88,24 @@ func (p *parser) sandbox(e pair, modes ModeSet, checkModes bool) (Sandbox, bool)
 	if mounts, ok := sb.Config["mounts"].([]any); ok {
 		sb.Config["mounts"] = p.resolveMounts(mounts)
 	}
+	for _, key := range pathKeys {
+		if v, ok := sb.Config[key].(string); ok {
+			sb.Config[key] = p.resolvePath(v)
+		}
+	}
 	return sb, true
+}
+
+// pathKeys are the sandbox keys naming a file: a relative path in them
+// resolves against the config file's directory. A bare program name
+// ("kubectl") is left for a PATH lookup.
+var pathKeys = []string{"kubeconfig", "kubectl_path", "docker_path"}
+
+func (p *parser) resolvePath(v string) string {
+	if v == "" || filepath.IsAbs(v) || strings.HasPrefix(v, "~") || !(strings.HasPrefix(v, ".") || strings.Contains(v, "/")) {
+		return v
+	}
+	return filepath.Join(p.dir, v)
 }
 
 // resolveMounts makes the host side of "-v"-style mount specs

@@ -18,7 +18,8 @@ STATICCHECK_VERSION := v0.8.2
 
 # Each plugin is versioned on its own; make build puts it at
 # bin/plugins/promptkit-sandbox-NAME_vVERSION.
-DOCKER_PLUGIN_VERSION ?= 0.1.0
+DOCKER_PLUGIN_VERSION  ?= 0.1.0
+KUBECTL_PLUGIN_VERSION ?= 0.1.0
 
 # Debian packages the tests and examples need, by the command they provide.
 DEB_DEPS := python3:python3 gcc:gcc protoc:protobuf-compiler kubectl:kubernetes-client
@@ -38,6 +39,8 @@ build:
 	@mkdir -p $(BIN)/plugins && chmod 755 $(BIN)/plugins
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X main.version=$(DOCKER_PLUGIN_VERSION)' \
 		-o $(BIN)/plugins/promptkit-sandbox-docker_v$(DOCKER_PLUGIN_VERSION) ./cmd/promptkit-sandbox-docker
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X main.version=$(KUBECTL_PLUGIN_VERSION)' \
+		-o $(BIN)/plugins/promptkit-sandbox-kubectl_v$(KUBECTL_PLUGIN_VERSION) ./cmd/promptkit-sandbox-kubectl
 
 # run: the example hooks through the direct sandbox, then the Docker
 # example through the plugin, one decision per line.

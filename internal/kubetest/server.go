@@ -197,7 +197,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			if !allowed[verb+" "+resource] {
 				writeStatus(w, http.StatusForbidden, metav1.StatusReasonForbidden, fmt.Sprintf(
 					"%s %q is forbidden: User \"kubetest\" cannot %s resource %q in API group \"\" in the namespace %q",
-					resource, r.PathValue("name"), verb, resource, nsOf(r.URL.Path)), nil)
+					resource, nameOf(r.URL.Path), verb, resource, nsOf(r.URL.Path)), nil)
 				return
 			}
 		}
@@ -209,6 +209,10 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 func access(r *http.Request) (verb, resource string) {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/") // api v1 namespaces NS pods [NAME [SUB]]
 	switch {
+	case len(parts) >= 7 && parts[6] == "exec":
+		// API servers since 1.31 authorize a WebSocket exec (a GET) as
+		// create, like a SPDY one (a POST).
+		return "create", parts[4] + "/" + parts[6]
 	case len(parts) >= 7:
 		return map[string]string{"POST": "create", "GET": "get"}[r.Method], parts[4] + "/" + parts[6]
 	case len(parts) == 6:
@@ -217,6 +221,15 @@ func access(r *http.Request) (verb, resource string) {
 		return "list", parts[4]
 	}
 	return strings.ToLower(r.Method), "unknown"
+}
+
+// nameOf is the object name in a namespaced path ("" for a list).
+func nameOf(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	if len(parts) > 5 {
+		return parts[5]
+	}
+	return ""
 }
 
 func nsOf(path string) string {

@@ -1,0 +1,190 @@
+package kubebox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/remoteproc"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// call is one Spawn's command, run in a target.
+type call struct {
+	s              *Sandbox
+	argv           []string
+	stdin          []byte // the wrapper's preamble, then the call's stdin
+	what           string
+	stdout, stderr io.Writer
+}
+
+// run runs the call in t. gone reports that the command never started
+// because the pod went away or stopped running (a selector's sandbox
+// then looks for another). The exit code is the remote command's.
+func (c call) run(ctx context.Context, t target) (code int, gone bool, err error) {
+	s := c.s
+	f := remoteproc.NewFilter(c.stdout, c.stderr, s.set.transport == TransportCLI)
+	// The stream outlives ctx: on a timeout it stays open until the
+	// wrapper's PID has come through it and the remote processes are
+	// killed, so a PID in flight is not lost with the connection.
+	ectx, ecancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer ecancel()
+	done := make(chan struct{})
+	var xcode int
+	var xerr error
+	go func() {
+		defer close(done)
+		xcode, xerr = s.c.exec(ectx, t, c.argv, bytes.NewReader(c.stdin), f.Stdout(), f.Stderr())
+	}()
+
+	select {
+	case <-done:
+	case <-f.Exited():
+		// The command has exited; what still holds the streams is
+		// left over from it.
+		select {
+		case <-done:
+		case <-ctx.Done():
+		case <-time.After(orphanGrace):
+			s.killTree(t, f, done)
+		}
+	case <-ctx.Done():
+	}
+	if ctx.Err() != nil {
+		select {
+		case <-done:
+		default:
+			// Closing the exec stream would leave the remote process
+			// running: kill it, and everything it started, in the pod.
+			s.killTree(t, f, done)
+		}
+	}
+	ecancel()
+	select {
+	case <-done:
+	case <-time.After(streamGrace):
+		return 0, false, sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s: the exec stream to %s did not end", c.what, t), nil)
+	}
+	f.Close()
+	if ctx.Err() != nil {
+		return 0, false, ctx.Err()
+	}
+
+	select {
+	case <-f.Started():
+	default:
+		// The wrapper never ran: the exec was refused or failed.
+		err := s.diagnose(ctx, t, xerr, f.ClientMessage())
+		if err == nil {
+			err = sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s: the shell in %s did not start (exit code %d): %s",
+				c.what, t, xcode, f.ClientMessage()), nil)
+		}
+		return 0, errors.Is(err, errPodGone), err
+	}
+	if f.NotFound() {
+		return 0, false, sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s: not found (or not executable) in %s", c.what, t), nil)
+	}
+	if s.set.transport == TransportCLI {
+		// kubectl exits with the remote code, or with its own when the
+		// connection failed: the wrapper's exit line tells which.
+		if code, ok := f.ExitCode(); ok {
+			return code, false, nil
+		}
+		if xerr == nil && xcode == 0 {
+			return 0, false, nil
+		}
+		return 0, false, sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s in %s: kubectl ended before the command did (exit code %d): %s",
+			c.what, t, xcode, errText(xerr, f.ClientMessage())), nil)
+	}
+	if xerr != nil {
+		if err := s.diagnose(ctx, t, nil, ""); err != nil {
+			return 0, false, fmt.Errorf("%s: %w", c.what, err)
+		}
+		return 0, false, sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s in %s: the exec stream failed", c.what, t), xerr)
+	}
+	return xcode, false, nil
+}
+
+func errText(err error, msg string) string {
+	switch {
+	case msg != "":
+		return msg
+	case err != nil:
+		return err.Error()
+	}
+	return "no message"
+}
+
+// pidWait bounds the wait for the wrapper's PID after a timeout.
+const pidWait = 2 * time.Second
+
+// errPodGone marks a failure because the pod no longer exists or runs.
+var errPodGone = errors.New("the pod went away")
+
+// diagnose explains a failed exec: it asks the API server about the pod,
+// whose state usually says why (gone, stopped, no such container);
+// otherwise the exec's own error (err, or msg from the client) is the
+// reason. It returns nil when it finds nothing wrong and has nothing to
+// say.
+func (s *Sandbox) diagnose(ctx context.Context, t target, err error, msg string) error {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	pod, gerr := s.c.getPod(dctx, t.ns, t.pod)
+	switch {
+	case reasonOf(gerr) == apiNotFound:
+		return &goneError{sandbox.NewError(sandbox.KindStart, fmt.Sprintf("pod %s not found in namespace %s", t.pod, t.ns), nil)}
+	case gerr == nil:
+		if _, terr := s.targetOf(pod, false); terr != nil {
+			return &goneError{terr}
+		}
+	}
+	if err == nil && msg != "" {
+		line := lastLine(msg)
+		switch r := kubectlReason(line); r {
+		case apiOther:
+			return sandbox.NewError(sandbox.KindStart, fmt.Sprintf("exec in %s: %s", t, line), nil)
+		case apiUnreachable:
+			err = &apiError{reason: r, msg: fmt.Sprintf("API server %s unreachable: %s", s.c.server(), line)}
+		default:
+			err = &apiError{reason: r, msg: line}
+		}
+	}
+	if err == nil {
+		if gerr != nil {
+			return s.apiErr("exec in "+t.String(), gerr)
+		}
+		return nil
+	}
+	return s.apiErr("exec in "+t.String(), err)
+}
+
+// goneError is a sandbox error that also matches errPodGone.
+type goneError struct{ err error }
+
+func (e *goneError) Error() string        { return e.err.Error() }
+func (e *goneError) Unwrap() error        { return e.err }
+func (e *goneError) Is(target error) bool { return target == errPodGone }
+
+// killTree kills the call's wrapper and everything it started, in the
+// pod, through a second exec with a context of its own.
+func (s *Sandbox) killTree(t target, f *remoteproc.Filter, streamDone <-chan struct{}) {
+	var pid int
+	select {
+	case <-f.Started():
+		pid = f.PID()
+	case <-streamDone:
+		// The stream ended before the wrapper reported: it did not run.
+	case <-time.After(pidWait):
+		// It has not started yet; once the stream is closed it reads
+		// end of file on its stdin and exits without running anything.
+	}
+	if pid <= 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	_, _ = s.c.exec(ctx, t, remoteproc.KillArgv(pid), nil, io.Discard, io.Discard)
+}

@@ -1,0 +1,153 @@
+package kubebox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// cli runs the kubectl binary for every request, as the reference
+// backend does: kubectl_path, kubeconfig, context and extra_args apply to
+// each. Its stderr is kubectl's own words and is never the hook's.
+type cli struct {
+	path   string
+	global []string // flags before the subcommand
+	host   string   // the API server, for errors
+}
+
+// cliWaitDelay bounds how long a killed kubectl may hold its pipes.
+const cliWaitDelay = 2 * time.Second
+
+func newCLI(set settings, host string) (*cli, error) {
+	path, err := exec.LookPath(set.kubectlPath)
+	if err != nil {
+		return nil, fmt.Errorf("config: key %q: kubectl binary %q: %w", "kubectl_path", set.kubectlPath, err)
+	}
+	var global []string
+	if set.kubeconfig != "" {
+		global = append(global, "--kubeconfig", set.kubeconfig)
+	}
+	if set.context != "" {
+		global = append(global, "--context", set.context)
+	}
+	global = append(global, set.extraArgs...)
+	return &cli{path: path, global: global, host: host}, nil
+}
+
+func (c *cli) server() string { return c.host }
+func (c *cli) close()         {}
+
+func (c *cli) command(ctx context.Context, ns string, args ...string) *exec.Cmd {
+	argv := append(append(append([]string{}, c.global...), "--namespace", ns), args...)
+	cmd := exec.CommandContext(ctx, c.path, argv...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = cliWaitDelay
+	return cmd
+}
+
+// get runs a kubectl get and decodes its JSON output into v.
+func (c *cli) get(ctx context.Context, ns string, v any, args ...string) error {
+	var stdout, stderr bytes.Buffer
+	cmd := c.command(ctx, ns, append([]string{"get", "--output", "json"}, args...)...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return c.kubectlErr(err, stderr.String())
+	}
+	if err := json.Unmarshal(stdout.Bytes(), v); err != nil {
+		return fmt.Errorf("kubectl get %s: decode its output: %w", strings.Join(args, " "), err)
+	}
+	return nil
+}
+
+func (c *cli) getPod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
+	var pod corev1.Pod
+	if err := c.get(ctx, ns, &pod, "pod", name); err != nil {
+		return nil, err
+	}
+	return &pod, nil
+}
+
+func (c *cli) listPods(ctx context.Context, ns string, sel labels.Selector) ([]corev1.Pod, error) {
+	var list corev1.PodList
+	if err := c.get(ctx, ns, &list, "pods", "--selector", sel.String()); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// exec returns kubectl's exit code, which is the remote command's when
+// the command ran; the wrapper's lines tell the two apart.
+func (c *cli) exec(ctx context.Context, t target, argv []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	args := []string{"exec", t.pod, "--container", t.container}
+	if stdin != nil {
+		args = append(args, "--stdin")
+	}
+	cmd := c.command(ctx, t.ns, append(append(args, "--"), argv...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	err := cmd.Run()
+	var xe *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case ctx.Err() != nil:
+		return 0, ctx.Err()
+	case errors.As(err, &xe) && xe.Exited():
+		return xe.ExitCode(), nil
+	}
+	return 0, fmt.Errorf("run %s: %w", c.path, err)
+}
+
+// kubectlErr classifies a failed kubectl by what it printed.
+func (c *cli) kubectlErr(err error, stderr string) error {
+	msg := lastLine(stderr)
+	if msg == "" {
+		msg = err.Error()
+	}
+	reason := kubectlReason(msg)
+	if reason == apiUnreachable {
+		msg = fmt.Sprintf("API server %s unreachable: %s", c.host, msg)
+	}
+	return &apiError{reason: reason, msg: msg, err: err}
+}
+
+// lastLine is kubectl's verdict: the last line it printed (klog lines
+// before it repeat the same failure), capped.
+func lastLine(stderr string) string {
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	msg := strings.TrimSpace(lines[len(lines)-1])
+	if len(msg) > 1024 {
+		msg = msg[:1024] + "..."
+	}
+	return msg
+}
+
+// kubectlReason reads the reason out of kubectl's message: "Error from
+// server (NotFound): ...", or a connection failure.
+func kubectlReason(msg string) apiReason {
+	switch {
+	case strings.Contains(msg, "(NotFound)"):
+		return apiNotFound
+	case strings.Contains(msg, "(Forbidden)"), strings.Contains(msg, " is forbidden: "):
+		return apiForbidden
+	case strings.Contains(msg, "(Unauthorized)"), strings.Contains(msg, "You must be logged in"):
+		return apiUnauthorized
+	case strings.Contains(msg, "Unable to connect to the server"), strings.Contains(msg, "was refused"),
+		strings.Contains(msg, "dial tcp"), strings.Contains(msg, "no such host"), strings.Contains(msg, "i/o timeout"):
+		return apiUnreachable
+	}
+	return apiOther
+}

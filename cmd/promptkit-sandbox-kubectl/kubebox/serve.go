@@ -1,0 +1,58 @@
+package kubebox
+
+import (
+	"bytes"
+	"os"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"k8s.io/klog/v2"
+
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// PluginName is the plugin's name: its binary is
+// promptkit-sandbox-kubectl[_vVERSION].
+const PluginName = "kubectl"
+
+// ServeOpts describes the plugin to plugin.Serve.
+func ServeOpts(v string) plugin.ServeOpts {
+	version = v
+	level := hclog.LevelFromString(os.Getenv(plugin.EnvLogLevel))
+	if level == hclog.NoLevel {
+		level = hclog.Info
+	}
+	log := hclog.New(&hclog.LoggerOptions{Output: os.Stderr, JSONFormat: true, Level: level})
+	routeKlog(log.Named("client-go"))
+	return plugin.ServeOpts{
+		Name:         PluginName,
+		Version:      v,
+		Modes:        map[string]sandbox.Factory{Mode: Factory},
+		ConfigKeys:   map[string][]string{Mode: Keys},
+		Descriptions: map[string]string{Mode: "a command inside a container of an existing pod (Kubernetes exec)"},
+		Logger:       log,
+	}
+}
+
+// routeKlog sends client-go's log lines (klog) to log at debug level:
+// they are about streams this plugin closes on purpose ("use of closed
+// network connection" after a timeout), not news for the host's log.
+func routeKlog(log hclog.Logger) {
+	klog.LogToStderr(false)
+	klog.SetOutput(&lineLogger{log: log})
+}
+
+type lineLogger struct {
+	mu  sync.Mutex
+	log hclog.Logger
+}
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range bytes.Split(bytes.TrimRight(p, "\n"), []byte("\n")) {
+		l.log.Debug(string(line))
+	}
+	return len(p), nil
+}

@@ -1,0 +1,17 @@
+package kubetest
+
+import (
+	"io"
+	"os"
+	"testing"
+
+	"k8s.io/klog/v2"
+)
+
+// TestMain silences klog: the harness's stream code logs
+// every stream a timeout closes on purpose.
+func TestMain(m *testing.M) {
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+	os.Exit(m.Run())
+}

@@ -12,19 +12,24 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/promptkit-sandbox-kubectl/kubebox"
 )
 
 // access is one permission: API group, resource (with subresource) and
 // verb.
 type access struct{ group, resource, verb string }
 
-// pluginCalls is every API call the kubectl_exec plugin makes: get a pod
-// by name, list pods by label selector, open an exec session.
-var pluginCalls = []access{
-	{"", "pods", "get"},
-	{"", "pods", "list"},
-	{"", "pods/exec", "create"},
-}
+// pluginCalls is every API call the kubectl_exec plugin makes, as the
+// plugin itself declares them (kubebox.Calls; its tests run it with a
+// user allowed exactly these).
+var pluginCalls = func() []access {
+	var out []access
+	for _, c := range kubebox.Calls {
+		out = append(out, access{"", c.Resource, c.Verb})
+	}
+	return out
+}()
 
 type manifests struct {
 	deployments     []appsv1.Deployment

@@ -153,3 +153,28 @@ func deadURL(t *testing.T, kubeconfig string) string {
 	t.Fatal("no server in kubeconfig")
 	return ""
 }
+
+// TestCallsAreEnough runs every path of the plugin as a user allowed
+// exactly Calls (what deploy/kubernetes/rbac.yaml grants): a request
+// beyond them would be forbidden and fail the test.
+func TestCallsAreEnough(t *testing.T) {
+	c := startCluster(t)
+	var allowed []string
+	for _, call := range Calls {
+		allowed = append(allowed, call.Verb+" "+call.Resource)
+	}
+	kc := c.srv.RestrictedKubeconfig(t, t.TempDir(), testNS, allowed...)
+	eachTransport(t, func(t *testing.T, tr string) {
+		for _, cfg := range []map[string]any{{"kubeconfig": kc}, {"kubeconfig": kc, "selector": testLabels}} {
+			sb := c.open(t, tr, cfg)
+			if _, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "true"}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "sleep", Args: []string{"300"}, Timeout: 300 * time.Millisecond})
+			wantKind(t, err, sandbox.KindTimeout)
+			_, err = sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "no-such-hook"})
+			wantKind(t, err, sandbox.KindStart, "not found")
+		}
+		awaitNoLeftovers(t, c.hooks)
+	})
+}

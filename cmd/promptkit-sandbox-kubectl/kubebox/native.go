@@ -63,7 +63,7 @@ func newNative(cfg *rest.Config, version string) (*native, error) {
 	cfg.QPS, cfg.Burst = -1, 0
 	pods, err := corev1client.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("Kubernetes client: %w", err)
+		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {

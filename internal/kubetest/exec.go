@@ -1,16 +1,17 @@
 package kubetest
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/client"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/remotecommand"
@@ -84,7 +85,7 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	code, err := runInContainer(containerID, q["command"], streams)
+	code, err := s.runInContainer(containerID, q["command"], asRWC(streams))
 	writeExitStatus(streams[corev1.StreamTypeError], code, err)
 }
 
@@ -131,7 +132,7 @@ func (s *Server) execWebSocket(w http.ResponseWriter, r *http.Request, container
 			streams[name] = rwc[i]
 		}
 	}
-	code, err := runInContainer(containerID, q["command"], streams)
+	code, err := s.runInContainer(containerID, q["command"], streams)
 	writeExitStatus(streams[corev1.StreamTypeError], code, err)
 }
 
@@ -164,34 +165,61 @@ func containerOf(pod *corev1.Pod, name string) string {
 	return ""
 }
 
-func runInContainer[S io.ReadWriteCloser](id string, command []string, streams map[string]S) (int, error) {
-	args := []string{"exec"}
+// runInContainer runs command in the Docker container id through the
+// Engine API, as a kubelet runs an exec through its container runtime,
+// with the streams attached. When the client goes away its stdin ends,
+// and nothing else happens to the process: a real runtime does not kill
+// an exec whose client disconnected either.
+func (s *Server) runInContainer(id string, command []string, streams map[string]io.ReadWriteCloser) (int, error) {
+	ctx := context.Background()
 	stdin, hasStdin := streams[corev1.StreamTypeStdin]
-	if hasStdin {
-		args = append(args, "-i")
+	ec, err := s.docker.ExecCreate(ctx, id, client.ExecCreateOptions{
+		Cmd: command, AttachStdin: hasStdin, AttachStdout: true, AttachStderr: true,
+	})
+	if err != nil {
+		return 0, err
 	}
-	cmd := exec.Command("docker", append(append(args, id), command...)...)
-	if hasStdin {
-		cmd.Stdin = stdin
+	att, err := s.docker.ExecAttach(ctx, ec.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return 0, err
 	}
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	defer att.Close()
+	if hasStdin {
+		go func() {
+			_, _ = io.Copy(att.Conn, stdin)
+			_ = att.CloseWrite()
+		}()
+	}
+	stdout, stderr := io.Writer(io.Discard), io.Writer(io.Discard)
 	if st, ok := streams[corev1.StreamTypeStdout]; ok {
-		cmd.Stdout = st
+		stdout = st
 	}
 	if st, ok := streams[corev1.StreamTypeStderr]; ok {
-		cmd.Stderr = st
+		stderr = st
 	}
-	err := cmd.Run()
+	_, _ = stdcopy.StdCopy(stdout, stderr, att.Reader)
 	for _, k := range []string{corev1.StreamTypeStdout, corev1.StreamTypeStderr} {
 		if st, ok := streams[k]; ok {
 			_ = st.Close()
 		}
 	}
-	var xe *exec.ExitError
-	if errors.As(err, &xe) {
-		return xe.ExitCode(), nil
+	// The stream can end tens of milliseconds before the engine records
+	// the exit: ask often at first (a kubelet hears of the exit at once).
+	start := time.Now()
+	for {
+		delay := 2 * time.Millisecond
+		if time.Since(start) > 200*time.Millisecond {
+			delay = 20 * time.Millisecond
+		}
+		res, err := s.docker.ExecInspect(ctx, ec.ID, client.ExecInspectOptions{})
+		if err != nil {
+			return 0, err
+		}
+		if !res.Running {
+			return res.ExitCode, nil
+		}
+		time.Sleep(delay)
 	}
-	return 0, err
 }
 
 // writeExitStatus reports the command's end on the error stream, as the
@@ -217,4 +245,12 @@ func writeExitStatus(st io.WriteCloser, code int, err error) {
 	}
 	out, _ := json.Marshal(status)
 	_, _ = st.Write(out)
+}
+
+func asRWC(streams map[string]httpstream.Stream) map[string]io.ReadWriteCloser {
+	out := make(map[string]io.ReadWriteCloser, len(streams))
+	for k, v := range streams {
+		out[k] = v
+	}
+	return out
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/moby/moby/client"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -27,9 +28,10 @@ type Server struct {
 	URL   string // https://127.0.0.1:PORT
 	Token string // the bearer token the kubeconfig carries, allowed everything
 
-	ca  *authority
-	srv *http.Server
-	ln  net.Listener
+	ca     *authority
+	srv    *http.Server
+	docker *client.Client
+	ln     net.Listener
 
 	mu      sync.Mutex
 	pods    map[string]*corev1.Pod     // by "namespace/name"
@@ -45,6 +47,11 @@ func Start(t testing.TB) *Server {
 	if err != nil {
 		t.Fatalf("kubetest: %v", err)
 	}
+	docker, err := client.New(client.FromEnv)
+	if err != nil {
+		t.Fatalf("kubetest: docker client: %v", err)
+	}
+	t.Cleanup(func() { _ = docker.Close() })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("kubetest: listen: %v", err)
@@ -53,6 +60,7 @@ func Start(t testing.TB) *Server {
 		URL:     "https://" + ln.Addr().String(),
 		Token:   randomToken(),
 		ca:      ca,
+		docker:  docker,
 		ln:      ln,
 		pods:    map[string]*corev1.Pod{},
 		allowed: map[string]map[string]bool{},

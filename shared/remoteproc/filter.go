@@ -32,6 +32,7 @@ type Filter struct {
 	pend     []byte // stderr that may be the start of a control line
 	pid      int
 	notFound bool
+	ran      bool
 	exited   bool
 	code     int
 	client   []byte // what the filter kept from the client
@@ -75,6 +76,13 @@ func (f *Filter) NotFound() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.notFound
+}
+
+// Ran reports that the wrapper started the command.
+func (f *Filter) Ran() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ran
 }
 
 // ExitCode is the command's exit status as the wrapper reported it.
@@ -239,6 +247,9 @@ func (f *Filter) control(line string) bool {
 	switch {
 	case line == "notfound":
 		f.notFound = true
+		return true
+	case line == "run":
+		f.ran = true
 		return true
 	case strings.HasPrefix(line, "exit:"):
 		code, err := strconv.Atoi(line[len("exit:"):])

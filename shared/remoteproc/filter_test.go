@@ -19,7 +19,7 @@ func feed(f *Filter, chunks ...string) {
 }
 
 func TestFilterSplitsControlLines(t *testing.T) {
-	whole := "\x1epks:42\nerr one\n\x1epks:exit:7\n"
+	whole := "\x1epks:42\n\x1epks:run\nerr one\n\x1epks:exit:7\n"
 	// Every way of cutting the stream in two gives the same result.
 	for i := 0; i <= len(whole); i++ {
 		var out, errb bytes.Buffer
@@ -27,6 +27,9 @@ func TestFilterSplitsControlLines(t *testing.T) {
 		feed(f, "o:early ", whole[:i], whole[i:], "o:late")
 		if out.String() != "early late" || errb.String() != "err one\n" || f.PID() != 42 {
 			t.Fatalf("cut %d: stdout %q stderr %q pid %d", i, out.String(), errb.String(), f.PID())
+		}
+		if !f.Ran() {
+			t.Fatalf("cut %d: not Ran", i)
 		}
 		if code, ok := f.ExitCode(); !ok || code != 7 {
 			t.Fatalf("cut %d: exit %d %v", i, code, ok)

@@ -10,21 +10,29 @@ import (
 // Prefix starts every control line the wrapper writes to stderr.
 const Prefix = "\x1epks:"
 
-// wrapperScript runs as /bin/sh -c wrapperScript COMMAND ARGS..., so $0
-// is the command. The PID it reports is the wrapper's own: the exec'd
-// process leads its session, so the kill script finds the command and
-// its children through it even after the command has exited. The
-// environment arrives as KEY=value lines, values escaped for printf %b
-// (the x keeps trailing newlines from the command substitution); an empty
-// line ends it and starts the call. End of file before that line means
-// the call was abandoned: the wrapper exits without running anything.
-// The command is checked after the environment is set, so a PATH the
-// call sets is the one searched.
-const wrapperScript = `printf '\036pks:%s\n' "$$" >&2
-while IFS= read -r kv || exit 0; [ -n "$kv" ]; do v=$(printf '%bx' "${kv#*=}"); export "${kv%%=*}=${v%x}"; done
-case $0 in */*) [ -f "$0" ] && [ -x "$0" ];; *) command -v "$0" >/dev/null 2>&1;; esac ||` +
+// wrapperScript runs as /bin/sh -c wrapperScript pks-wrapper. It takes
+// everything about the call from stdin, so one wrapper, started ahead of
+// its call, can serve any call, and nothing of the call (arguments,
+// environment) appears in the exec request, where the API server's audit
+// log would keep it. Each line is a:ARG (the command, then its
+// arguments) or e:KEY=value, escaped for printf %b when it holds a
+// backslash or a newline (the x keeps trailing newlines from the command
+// substitution); an empty line ends them and starts the call. End of file
+// before that line means the call was abandoned: the wrapper exits
+// without running anything. The PID it reports is its own: the exec'd
+// process leads its session, so the kill script finds the command and its
+// children through it even after the command has exited. The command is
+// checked after the environment is set, so a PATH the call sets is the
+// one searched. The run line says the command is about to start: a stream
+// that ends without it never ran the call, which can then be tried again.
+const wrapperScript = `printf '\036pks:%s\n' "$$" >&2; set --
+while IFS= read -r __pks_l || exit 0; [ -n "$__pks_l" ]; do
+case $__pks_l in *\\*) __pks_v=$(printf '%bx' "${__pks_l#??}"); __pks_v=${__pks_v%x};; *) __pks_v=${__pks_l#??};; esac
+case $__pks_l in a:*) set -- "$@" "$__pks_v";; e:*) export "$__pks_v";; esac; done
+[ $# -gt 0 ] || exit 0; __pks_c=$1; shift
+case $__pks_c in */*) [ -f "$__pks_c" ] && [ -x "$__pks_c" ];; *) command -v "$__pks_c" >/dev/null 2>&1;; esac ||` +
 	` { printf '\036pks:notfound\n' >&2; exit 127; }
-"$0" "$@"; c=$?; printf '\036pks:exit:%s\n' "$c" >&2; exit "$c"`
+printf '\036pks:run\n' >&2; "$__pks_c" "$@"; __pks_c=$?; printf '\036pks:exit:%s\n' "$__pks_c" >&2; exit "$__pks_c"`
 
 // KillScript freezes every process of the call and then kills them all.
 // The call's processes are those in the session of $1 (the wrapper's PID,
@@ -47,11 +55,9 @@ kill -KILL $found 2>/dev/null; exit 0`
 // checkScript succeeds where the wrapper and the kill script can run.
 const checkScript = "command -v kill >/dev/null && test -r /proc/self/stat"
 
-// Argv is the remote command line that runs command with args under the
-// wrapper.
-func Argv(command string, args []string) []string {
-	return append([]string{"/bin/sh", "-c", wrapperScript, command}, args...)
-}
+// Argv is the remote command line of the wrapper; Preamble gives it the
+// call.
+func Argv() []string { return []string{"/bin/sh", "-c", wrapperScript, "pks-wrapper"} }
 
 // KillArgv is the remote command line that kills the process tree of the
 // wrapper whose PID is pid.
@@ -68,23 +74,14 @@ const Requirement = "/bin/sh with the kill builtin and a mounted /proc (commands
 	"can kill them and their children remotely; an exec stream cannot signal a process)"
 
 // Preamble is what the caller writes to the wrapper's stdin before the
-// call's own stdin: the environment, then the go line. Every entry must
-// be KEY=value with KEY a shell identifier (the wrapper exports it).
-func Preamble(env []string) ([]byte, error) {
+// call's own stdin: the command, its arguments and its environment, then
+// the go line. Every env entry must be KEY=value with KEY a shell
+// identifier (the wrapper exports it).
+func Preamble(command string, args, env []string) ([]byte, error) {
 	var b bytes.Buffer
-	for _, kv := range env {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return nil, fmt.Errorf("env entry %q: want KEY=value", kv)
-		}
-		if !isName(k) {
-			return nil, fmt.Errorf("env variable %q: the name must be a shell identifier (letters, digits, _; not starting with a digit): the remote shell exports it", k)
-		}
-		if strings.IndexByte(v, 0) >= 0 {
-			return nil, fmt.Errorf("env variable %q: the value holds a NUL byte", k)
-		}
-		b.WriteString(k)
-		b.WriteByte('=')
+	line := func(kind byte, v string) {
+		b.WriteByte(kind)
+		b.WriteByte(':')
 		for i := 0; i < len(v); i++ {
 			switch c := v[i]; c {
 			case '\\':
@@ -96,6 +93,25 @@ func Preamble(env []string) ([]byte, error) {
 			}
 		}
 		b.WriteByte('\n')
+	}
+	for _, v := range append([]string{command}, args...) {
+		if strings.IndexByte(v, 0) >= 0 {
+			return nil, fmt.Errorf("argument %q holds a NUL byte", v)
+		}
+		line('a', v)
+	}
+	for _, kv := range env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("env entry %q: want KEY=value", kv)
+		}
+		if !isName(k) {
+			return nil, fmt.Errorf("env variable %q: the name must be a shell identifier (letters, digits, _; not starting with a digit): the remote shell exports it", k)
+		}
+		if strings.IndexByte(v, 0) >= 0 {
+			return nil, fmt.Errorf("env variable %q: the value holds a NUL byte", k)
+		}
+		line('e', kv)
 	}
 	b.WriteByte('\n')
 	return b.Bytes(), nil

@@ -33,12 +33,11 @@ type result struct {
 	f              *Filter
 }
 
-// run runs argv locally as the wrapper would run remotely.
-func run(t *testing.T, sh []string, argv []string, stdin []byte) result {
+// run runs the wrapper locally, with sh as /bin/sh, as it would run
+// remotely, feeding it stdin (a preamble first, normally).
+func run(t *testing.T, sh []string, stdin []byte) result {
 	t.Helper()
-	if argv[0] != "/bin/sh" {
-		t.Fatalf("argv %q does not start with /bin/sh", argv)
-	}
+	argv := Argv()
 	var stdout, stderr bytes.Buffer
 	f := NewFilter(&stdout, &stderr, false)
 	cmd := exec.Command(sh[0], append(sh[1:], argv[1:]...)...)
@@ -57,9 +56,9 @@ func run(t *testing.T, sh []string, argv []string, stdin []byte) result {
 	return result{stdout.String(), stderr.String(), code, f}
 }
 
-func preamble(t *testing.T, env ...string) []byte {
+func preamble(t *testing.T, command string, args []string, env ...string) []byte {
 	t.Helper()
-	p, err := Preamble(env)
+	p, err := Preamble(command, args, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,15 +68,15 @@ func preamble(t *testing.T, env ...string) []byte {
 func TestWrapperRunsCommand(t *testing.T) {
 	for name, sh := range shells(t) {
 		t.Run(name, func(t *testing.T) {
-			in := append(preamble(t), "hello\nworld"...)
-			r := run(t, sh, Argv("/bin/sh", []string{"-c", `cat; echo err >&2; exit 3`}), in)
+			in := append(preamble(t, "/bin/sh", []string{"-c", `cat; echo err >&2; exit 3`}), "hello\nworld"...)
+			r := run(t, sh, in)
 			if r.stdout != "hello\nworld" || r.stderr != "err\n" || r.code != 3 {
 				t.Fatalf("got %+v", r)
 			}
 			if code, ok := r.f.ExitCode(); !ok || code != 3 {
 				t.Errorf("ExitCode = %d, %v", code, ok)
 			}
-			if r.f.PID() <= 0 || r.f.NotFound() {
+			if r.f.PID() <= 0 || r.f.NotFound() || !r.f.Ran() {
 				t.Errorf("PID %d, NotFound %v", r.f.PID(), r.f.NotFound())
 			}
 		})
@@ -104,7 +103,7 @@ func TestWrapperEnvironment(t *testing.T) {
 	for name, sh := range shells(t) {
 		t.Run(name, func(t *testing.T) {
 			for k, want := range values {
-				r := run(t, sh, Argv("/bin/sh", []string{"-c", `printf %s "$` + k + `"`}), preamble(t, env...))
+				r := run(t, sh, preamble(t, "/bin/sh", []string{"-c", `printf %s "$` + k + `"`}, env...))
 				if r.code != 0 || r.stdout != want {
 					t.Errorf("%s = %q (exit %d, stderr %q), want %q", k, r.stdout, r.code, r.stderr, want)
 				}
@@ -120,7 +119,7 @@ func TestWrapperPathFromEnv(t *testing.T) {
 	}
 	for name, sh := range shells(t) {
 		t.Run(name, func(t *testing.T) {
-			r := run(t, sh, Argv("my-hook", nil), preamble(t, "PATH="+dir+":/usr/bin:/bin"))
+			r := run(t, sh, preamble(t, "my-hook", nil, "PATH="+dir+":/usr/bin:/bin"))
 			if r.code != 0 || r.stdout != "from-my-hook\n" || r.f.NotFound() {
 				t.Fatalf("got %+v notfound=%v", r, r.f.NotFound())
 			}
@@ -132,7 +131,7 @@ func TestWrapperNotFound(t *testing.T) {
 	for name, sh := range shells(t) {
 		t.Run(name, func(t *testing.T) {
 			for _, cmd := range []string{"no-such-command-pks", "/no/such/path", "/etc"} {
-				r := run(t, sh, Argv(cmd, nil), preamble(t))
+				r := run(t, sh, preamble(t, cmd, nil))
 				if r.code != 127 || !r.f.NotFound() || r.stdout != "" || r.stderr != "" {
 					t.Errorf("%s: got %+v notfound=%v", cmd, r, r.f.NotFound())
 				}
@@ -146,15 +145,32 @@ func TestWrapperAbandoned(t *testing.T) {
 	for name, sh := range shells(t) {
 		t.Run(name, func(t *testing.T) {
 			marker := filepath.Join(t.TempDir(), "ran")
-			r := run(t, sh, Argv("/bin/sh", []string{"-c", "touch " + marker}), []byte("A=1\n"))
+			whole := preamble(t, "/bin/sh", []string{"-c", "touch " + marker}, "A=1")
+			r := run(t, sh, whole[:len(whole)-1])
 			if r.code != 0 || r.stdout != "" || r.stderr != "" {
 				t.Errorf("got %+v", r)
 			}
 			if _, err := os.Stat(marker); err == nil {
 				t.Error("the command ran")
 			}
-			if _, ok := r.f.ExitCode(); ok {
-				t.Error("an exit was reported")
+			if _, ok := r.f.ExitCode(); ok || r.f.Ran() {
+				t.Error("an exit or a run was reported")
+			}
+		})
+	}
+}
+
+func TestWrapperArguments(t *testing.T) {
+	args := []string{"", "two  spaces", "line1\nline2\n", `back\slash\n`, "$HOME", "'q'", "-n", "%s", "\x1epks:exit:0"}
+	for name, sh := range shells(t) {
+		t.Run(name, func(t *testing.T) {
+			r := run(t, sh, preamble(t, "/bin/sh", append([]string{"-c", `for a in "$@"; do printf '[%s]' "$a"; done`, "zero"}, args...)))
+			var want strings.Builder
+			for _, a := range args {
+				want.WriteString("[" + a + "]")
+			}
+			if r.code != 0 || r.stdout != want.String() {
+				t.Fatalf("got %q (exit %d, stderr %q), want %q", r.stdout, r.code, r.stderr, want.String())
 			}
 		})
 	}
@@ -162,11 +178,14 @@ func TestWrapperAbandoned(t *testing.T) {
 
 func TestPreambleRefusesBadNames(t *testing.T) {
 	for _, kv := range []string{"1A=x", "A-B=x", "=x", "A B=x", "NOEQUALS", "A=x\x00y"} {
-		if _, err := Preamble([]string{kv}); err == nil {
+		if _, err := Preamble("true", nil, []string{kv}); err == nil {
 			t.Errorf("%q: accepted", kv)
 		}
 	}
-	if _, err := Preamble([]string{"_a1=x", "A=", "lower_case=1"}); err != nil {
+	if _, err := Preamble("true", []string{"a\x00"}, nil); err == nil {
+		t.Error("a NUL in an argument: accepted")
+	}
+	if _, err := Preamble("true", nil, []string{"_a1=x", "A=", "lower_case=1"}); err != nil {
 		t.Error(err)
 	}
 }
@@ -178,9 +197,8 @@ func TestKillScriptKillsTree(t *testing.T) {
 			// the wrapper's, then waits.
 			var stdout, stderr bytes.Buffer
 			f := NewFilter(&stdout, &stderr, false)
-			cmd := exec.Command(sh[0], append(sh[1:], Argv("/bin/sh", []string{"-c",
-				`sleep 300 & setsid sleep 301 & echo started; wait`})[1:]...)...)
-			cmd.Stdin = bytes.NewReader(preamble(t))
+			cmd := exec.Command(sh[0], append(sh[1:], Argv()[1:]...)...)
+			cmd.Stdin = bytes.NewReader(preamble(t, "/bin/sh", []string{"-c", `sleep 300 & setsid sleep 301 & echo started; wait`}))
 			cmd.Stdout, cmd.Stderr = f.Stdout(), f.Stderr()
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 			if err := cmd.Start(); err != nil {

@@ -1,7 +1,6 @@
 package kubebox
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,63 +14,67 @@ import (
 // call is one Spawn's command, run in a target.
 type call struct {
 	s              *Sandbox
-	argv           []string
-	stdin          []byte // the wrapper's preamble, then the call's stdin
+	input          []byte // the wrapper's preamble, then the call's stdin
 	what           string
 	stdout, stderr io.Writer
 }
 
-// run runs the call in t. gone reports that the command never started
-// because the pod went away or stopped running (a selector's sandbox
-// then looks for another). The exit code is the remote command's.
+// run runs the call in t, in a warm session when the pool has one.
+// gone reports that the command never started because the pod went away
+// or stopped running (a selector's sandbox then looks for another). The
+// exit code is the remote command's.
 func (c call) run(ctx context.Context, t target) (code int, gone bool, err error) {
-	s := c.s
-	f := remoteproc.NewFilter(c.stdout, c.stderr, s.set.transport == TransportCLI)
-	// The stream outlives ctx: on a timeout it stays open until the
-	// wrapper's PID has come through it and the remote processes are
-	// killed, so a PID in flight is not lost with the connection.
-	ectx, ecancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer ecancel()
-	done := make(chan struct{})
-	var xcode int
-	var xerr error
-	go func() {
-		defer close(done)
-		xcode, xerr = s.c.exec(ectx, t, c.argv, bytes.NewReader(c.stdin), f.Stdout(), f.Stderr())
-	}()
+	if c.s.pool != nil {
+		if ss := c.s.pool.take(ctx, t); ss != nil {
+			code, gone, err, ran := c.runIn(ctx, ss)
+			if ran || ctx.Err() != nil {
+				return code, gone, err
+			}
+			// The warm session ended before it started the call (its
+			// stream was cut, its pod went away): the call never ran,
+			// and runs in a session of its own.
+		}
+	}
+	code, gone, err, _ = c.runIn(ctx, c.s.startSession(t))
+	return code, gone, err
+}
 
+// runIn runs the call in ss. ran reports that the command started.
+func (c call) runIn(ctx context.Context, ss *session) (code int, gone bool, err error, ran bool) {
+	s, t := c.s, ss.t
+	defer ss.cancel()
+	f := ss.f
+	ss.stdout.bind(c.stdout)
+	ss.stderr.bind(c.stderr)
+	ss.send(c.input)
 	select {
-	case <-done:
+	case <-ss.done:
 	case <-f.Exited():
 		// The command has exited; what still holds the streams is
 		// left over from it.
 		select {
-		case <-done:
+		case <-ss.done:
 		case <-ctx.Done():
 		case <-time.After(orphanGrace):
-			s.killTree(t, f, done)
+			s.killTree(ss)
 		}
 	case <-ctx.Done():
 	}
-	if ctx.Err() != nil {
-		select {
-		case <-done:
-		default:
-			// Closing the exec stream would leave the remote process
-			// running: kill it, and everything it started, in the pod.
-			s.killTree(t, f, done)
-		}
+	if ctx.Err() != nil && !ss.ended() {
+		// Closing the exec stream would leave the remote process
+		// running: kill it, and everything it started, in the pod.
+		s.killTree(ss)
 	}
-	ecancel()
+	ss.cancel()
 	select {
-	case <-done:
+	case <-ss.done:
 	case <-time.After(streamGrace):
-		return 0, false, sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s: the exec stream to %s did not end", c.what, t), nil)
+		return 0, false, sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s: the exec stream to %s did not end", c.what, t), nil), f.Ran()
 	}
-	f.Close()
 	if ctx.Err() != nil {
-		return 0, false, ctx.Err()
+		return 0, false, ctx.Err(), f.Ran()
 	}
+	xcode, xerr := ss.code, ss.err
 
 	select {
 	case <-f.Started():
@@ -82,30 +85,40 @@ func (c call) run(ctx context.Context, t target) (code int, gone bool, err error
 			err = sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s: the shell in %s did not start (exit code %d): %s",
 				c.what, t, xcode, f.ClientMessage()), nil)
 		}
-		return 0, errors.Is(err, errPodGone), err
+		return 0, errors.Is(err, errPodGone), err, false
 	}
 	if f.NotFound() {
-		return 0, false, sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s: not found (or not executable) in %s", c.what, t), nil)
+		return 0, false, sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s: not found (or not executable) in %s", c.what, t), nil), true
+	}
+	if !f.Ran() {
+		// The wrapper started but ended before the command did: the
+		// pod or the connection went away first.
+		err := s.diagnose(ctx, t, ss.err, "")
+		if err == nil {
+			err = sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s: the exec session in %s ended before the command started (exit code %d): %s",
+				c.what, t, ss.code, errText(ss.err, f.ClientMessage())), nil)
+		}
+		return 0, errors.Is(err, errPodGone), err, false
 	}
 	if s.set.transport == TransportCLI {
 		// kubectl exits with the remote code, or with its own when the
 		// connection failed: the wrapper's exit line tells which.
 		if code, ok := f.ExitCode(); ok {
-			return code, false, nil
+			return code, false, nil, true
 		}
 		if xerr == nil && xcode == 0 {
-			return 0, false, nil
+			return 0, false, nil, true
 		}
 		return 0, false, sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s in %s: kubectl ended before the command did (exit code %d): %s",
-			c.what, t, xcode, errText(xerr, f.ClientMessage())), nil)
+			c.what, t, xcode, errText(xerr, f.ClientMessage())), nil), true
 	}
 	if xerr != nil {
 		if err := s.diagnose(ctx, t, nil, ""); err != nil {
-			return 0, false, fmt.Errorf("%s: %w", c.what, err)
+			return 0, false, fmt.Errorf("%s: %w", c.what, err), true
 		}
-		return 0, false, sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s in %s: the exec stream failed", c.what, t), xerr)
+		return 0, false, sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s in %s: the exec stream failed", c.what, t), xerr), true
 	}
-	return xcode, false, nil
+	return xcode, false, nil, true
 }
 
 func errText(err error, msg string) string {
@@ -168,14 +181,14 @@ func (e *goneError) Error() string        { return e.err.Error() }
 func (e *goneError) Unwrap() error        { return e.err }
 func (e *goneError) Is(target error) bool { return target == errPodGone }
 
-// killTree kills the call's wrapper and everything it started, in the
-// pod, through a second exec with a context of its own.
-func (s *Sandbox) killTree(t target, f *remoteproc.Filter, streamDone <-chan struct{}) {
+// killTree kills the session's wrapper and everything it started, in
+// the pod, through a second exec with a context of its own.
+func (s *Sandbox) killTree(ss *session) {
 	var pid int
 	select {
-	case <-f.Started():
-		pid = f.PID()
-	case <-streamDone:
+	case <-ss.f.Started():
+		pid = ss.f.PID()
+	case <-ss.done:
 		// The stream ended before the wrapper reported: it did not run.
 	case <-time.After(pidWait):
 		// It has not started yet; once the stream is closed it reads
@@ -186,5 +199,5 @@ func (s *Sandbox) killTree(t target, f *remoteproc.Filter, streamDone <-chan str
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
-	_, _ = s.c.exec(ctx, t, remoteproc.KillArgv(pid), nil, io.Discard, io.Discard)
+	_, _ = s.c.exec(ctx, ss.t, remoteproc.KillArgv(pid), nil, io.Discard, io.Discard)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -26,7 +27,14 @@ const (
 // Keys are the configuration keys of kubectl_exec, in the order Describe
 // reports them.
 var Keys = []string{"pod", "selector", "namespace", "container", "kubeconfig", "context", "env",
-	"transport", "kubectl_path", "extra_args", "timeout", "output_limit"}
+	"transport", "kubectl_path", "extra_args", "warm", "timeout", "output_limit"}
+
+// DefaultWarm is how many exec sessions a sandbox keeps open ahead of its
+// calls unless warm says otherwise, and MaxWarm the most it may.
+const (
+	DefaultWarm = 2
+	MaxWarm     = 64
+)
 
 // config mirrors the keys as written.
 type config struct {
@@ -40,6 +48,7 @@ type config struct {
 	Transport   string            `json:"transport"`
 	KubectlPath string            `json:"kubectl_path"`
 	ExtraArgs   []string          `json:"extra_args"`
+	Warm        *int              `json:"warm"`
 	Timeout     *sandbox.Duration `json:"timeout"`
 	OutputLimit *int              `json:"output_limit"`
 }
@@ -56,6 +65,7 @@ type settings struct {
 	transport   string
 	kubectlPath string
 	extraArgs   []string
+	warm        int // exec sessions kept open ahead of calls
 	timeout     time.Duration
 	outputLimit int
 }
@@ -108,6 +118,8 @@ func parseConfig(cfg map[string]any) (settings, error) {
 	for _, e := range c.Env {
 		if k, _, _ := strings.Cut(e, "="); k == "" {
 			add(keyErr("env", "entry %q has no variable name", e))
+		} else if !shellName.MatchString(k) {
+			add(keyErr("env", "variable %q: the name must be a shell identifier (letters, digits, _; not starting with a digit): the pod's shell exports it", k))
 		}
 	}
 	// Bare KEY entries forward the plugin's environment, which is the
@@ -130,6 +142,15 @@ func parseConfig(cfg map[string]any) (settings, error) {
 		s.kubectlPath = "kubectl"
 	}
 
+	s.warm = DefaultWarm
+	if c.Warm != nil {
+		if v := *c.Warm; v < 0 || v > MaxWarm {
+			add(keyErr("warm", "must be between 0 (none) and %d exec sessions, got %d", MaxWarm, v))
+		} else {
+			s.warm = v
+		}
+	}
+
 	s.timeout = sandbox.DefaultTimeout
 	if c.Timeout != nil {
 		if *c.Timeout <= 0 {
@@ -146,6 +167,8 @@ func parseConfig(cfg map[string]any) (settings, error) {
 	}
 	return s, errors.Join(errs...)
 }
+
+var shellName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // dnsName checks a Kubernetes object name with the API server's own rule.
 func dnsName(key, v string, check func(string) []string) error {

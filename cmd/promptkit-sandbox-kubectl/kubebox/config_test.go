@@ -24,6 +24,8 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown key", map[string]any{"pod": "p", "podd": "x"}, `config: unknown key "podd"`},
 		{"bad env", map[string]any{"pod": "p", "env": []any{"=v"}}, `config: key "env": entry "=v" has no variable name`},
 		{"extra_args native", map[string]any{"pod": "p", "extra_args": []any{"-v=9"}}, `extra_args needs transport: cli`},
+		{"env not a shell name", map[string]any{"pod": "p", "env": []any{"A-B=v"}}, `config: key "env": variable "A-B": the name must be a shell identifier`},
+		{"bad warm", map[string]any{"pod": "p", "warm": 65}, `config: key "warm": must be between 0 (none) and 64 exec sessions, got 65`},
 		{"bad transport", map[string]any{"pod": "p", "transport": "spdy"}, `unknown transport "spdy"`},
 		{"zero timeout", map[string]any{"pod": "p", "timeout": "0s"}, `config: key "timeout": must be greater than zero`},
 		{"bad output limit", map[string]any{"pod": "p", "output_limit": 0}, `config: key "output_limit": must be a positive number of bytes, got 0`},
@@ -48,7 +50,7 @@ func TestConfigDefaultsAndValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.pod != "agent-7d9f-x2" || s.selector != nil || s.transport != TransportNative || s.kubectlPath != "kubectl" ||
-		s.timeout != sandbox.DefaultTimeout || s.outputLimit != sandbox.DefaultOutputLimit || s.namespace != "" {
+		s.timeout != sandbox.DefaultTimeout || s.outputLimit != sandbox.DefaultOutputLimit || s.namespace != "" || s.warm != DefaultWarm {
 		t.Errorf("defaults: %+v", s)
 	}
 	t.Setenv("PKS_KUBE_FWD", "v")
@@ -56,7 +58,7 @@ func TestConfigDefaultsAndValues(t *testing.T) {
 		"selector": "app.kubernetes.io/name=promptkit-agent,tier in (hooks)", "namespace": "promptkit", "container": "hooks",
 		"kubeconfig": "/etc/kube/config", "context": "prod", "env": []any{"A=1", "PKS_KUBE_FWD", "PKS_KUBE_UNSET"},
 		"transport": "cli", "kubectl_path": "/usr/bin/kubectl", "extra_args": []any{"--request-timeout=5s"},
-		"timeout": 2500, "output_limit": 100,
+		"timeout": 2500, "output_limit": 100, "warm": 0,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +66,7 @@ func TestConfigDefaultsAndValues(t *testing.T) {
 	if s.selector == nil || s.selector.String() != "app.kubernetes.io/name=promptkit-agent,tier in (hooks)" ||
 		s.namespace != "promptkit" || s.container != "hooks" || s.kubeconfig != "/etc/kube/config" || s.context != "prod" ||
 		strings.Join(s.env, ",") != "A=1,PKS_KUBE_FWD=v" || s.transport != TransportCLI || s.kubectlPath != "/usr/bin/kubectl" ||
-		strings.Join(s.extraArgs, " ") != "--request-timeout=5s" || s.timeout != 2500*time.Millisecond || s.outputLimit != 100 {
+		strings.Join(s.extraArgs, " ") != "--request-timeout=5s" || s.timeout != 2500*time.Millisecond || s.outputLimit != 100 || s.warm != 0 {
 		t.Errorf("values: %+v", s)
 	}
 }

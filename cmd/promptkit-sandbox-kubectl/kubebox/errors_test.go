@@ -67,11 +67,14 @@ func TestCallErrors(t *testing.T) {
 		_, err = sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{})
 		wantKind(t, err, sandbox.KindStart, "empty command")
 
-		// The pod goes away after the sandbox opened.
+		// The pod goes away after the sandbox opened, its containers with
+		// it (and the warm sessions' streams).
 		name := "gone-" + tr
-		c.srv.AddPod(testNS, name, nil, map[string]string{"hooks": c.hooks})
+		ctr := startContainer(t, "")
+		c.srv.AddPod(testNS, name, nil, map[string]string{"hooks": ctr})
 		gone := c.open(t, tr, map[string]any{"pod": name})
 		c.srv.DeletePod(testNS, name)
+		dockertest.Docker(t, "kill", ctr)
 		_, err = gone.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "true"})
 		wantKind(t, err, sandbox.KindStart, "pod "+name+" not found in namespace promptkit")
 	})
@@ -79,8 +82,8 @@ func TestCallErrors(t *testing.T) {
 
 func TestSelectorResolvesAndReResolves(t *testing.T) {
 	c := startCluster(t)
-	a, b := startContainer(t, "pod-a"), startContainer(t, "pod-b")
 	eachTransport(t, func(t *testing.T, tr string) {
+		a, b := startContainer(t, "pod-a"), startContainer(t, "pod-b")
 		sel := "app=sel-" + tr
 		labels := map[string]string{"app": "sel-" + tr}
 		// A pod that is not Ready is passed over.
@@ -93,6 +96,7 @@ func TestSelectorResolvesAndReResolves(t *testing.T) {
 		}
 		// The pod is replaced: the next call finds its successor.
 		c.srv.DeletePod(testNS, "sel-a-"+tr)
+		dockertest.Docker(t, "kill", a)
 		c.srv.DeletePod(testNS, "sel-pending-"+tr)
 		c.srv.AddPod(testNS, "sel-b-"+tr, labels, map[string]string{"hooks": b})
 		if got := hostname(t, sb); got != "pod-b" {

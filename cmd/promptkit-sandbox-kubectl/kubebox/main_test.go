@@ -1,17 +1,16 @@
 package kubebox
 
 import (
-	"io"
 	"os"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
 )
 
 // TestMain silences klog: client-go and the harness's stream code log
 // every stream a timeout closes on purpose.
 func TestMain(m *testing.M) {
-	klog.LogToStderr(false)
-	klog.SetOutput(io.Discard)
+	klog.SetLogger(logr.Discard())
 	os.Exit(m.Run())
 }

@@ -36,6 +36,8 @@ type Sandbox struct {
 	c    cluster
 	ns   string
 
+	pool *pool // warm sessions; nil when warm is 0
+
 	mu  sync.Mutex
 	cur target
 }
@@ -84,6 +86,10 @@ func Factory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
 		return nil, err
 	}
 	s.cur = t
+	if set.warm > 0 {
+		s.pool = newPool(s, set.warm)
+		s.pool.refill(t)
+	}
 	return s, nil
 }
 
@@ -93,7 +99,7 @@ const Requirement = remoteproc.Requirement
 // checkShell makes sure the container can run the wrapper and the kill
 // script.
 func (s *Sandbox) checkShell(ctx context.Context, t target) error {
-	var out bytes.Buffer
+	var out syncBuffer // both streams, written from two goroutines
 	code, err := s.c.exec(ctx, t, remoteproc.CheckArgv(), nil, &out, &out)
 	if err != nil {
 		return s.diagnose(ctx, t, err, "")
@@ -119,8 +125,11 @@ func (s *Sandbox) Name() string { return s.name }
 // OutputLimit is the cap on each of stdout and stderr.
 func (s *Sandbox) OutputLimit() int { return s.set.outputLimit }
 
-// Close releases the client.
+// Close ends the warm sessions and releases the client.
 func (s *Sandbox) Close() error {
+	if s.pool != nil {
+		s.pool.close()
+	}
 	s.c.close()
 	return nil
 }
@@ -170,7 +179,7 @@ func (s *Sandbox) spawn(ctx context.Context, req sandbox.Request, stdout, stderr
 	if req.Command == "" {
 		return resp, sandbox.NewError(sandbox.KindStart, Mode+": empty command", nil)
 	}
-	pre, err := remoteproc.Preamble(shell.MergeEnv(s.set.env, req.Env, os.LookupEnv))
+	pre, err := remoteproc.Preamble(req.Command, req.Args, shell.MergeEnv(s.set.env, req.Env, os.LookupEnv))
 	if err != nil {
 		return resp, sandbox.NewError(sandbox.KindStart, what+": "+err.Error(), nil)
 	}
@@ -180,7 +189,7 @@ func (s *Sandbox) spawn(ctx context.Context, req sandbox.Request, stdout, stderr
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	c := call{s: s, argv: remoteproc.Argv(req.Command, req.Args), stdin: append(pre, req.Stdin...), what: what,
+	c := call{s: s, input: append(pre, req.Stdin...), what: what,
 		stdout: outStdout, stderr: outStderr}
 	t := s.target()
 	code, gone, err := c.run(cctx, t)
@@ -205,4 +214,22 @@ func (s *Sandbox) spawn(ctx context.Context, req sandbox.Request, stdout, stderr
 		return resp, &sandbox.ExitError{Code: code}
 	}
 	return resp, nil
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -1,10 +1,10 @@
 package kubebox
 
 import (
-	"bytes"
 	"os"
-	"sync"
+	"strings"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/hashicorp/go-hclog"
 	"k8s.io/klog/v2"
 
@@ -39,20 +39,7 @@ func ServeOpts(v string) plugin.ServeOpts {
 // they are about streams this plugin closes on purpose ("use of closed
 // network connection" after a timeout), not news for the host's log.
 func routeKlog(log hclog.Logger) {
-	klog.LogToStderr(false)
-	klog.SetOutput(&lineLogger{log: log})
-}
-
-type lineLogger struct {
-	mu  sync.Mutex
-	log hclog.Logger
-}
-
-func (l *lineLogger) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, line := range bytes.Split(bytes.TrimRight(p, "\n"), []byte("\n")) {
-		l.log.Debug(string(line))
-	}
-	return len(p), nil
+	klog.SetLogger(funcr.New(func(prefix, args string) {
+		log.Debug(strings.TrimSpace(prefix + " " + args))
+	}, funcr.Options{}))
 }

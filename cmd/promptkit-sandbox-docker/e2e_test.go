@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/internal/plugintest"
 )
 
 // TestHookRunThroughDiscoveredPlugin is what a user does: build the host
@@ -90,21 +91,5 @@ func TestHookRunThroughDiscoveredPlugin(t *testing.T) {
 // version, into dir/plugins, as make build lays them out.
 func buildCLIAndPlugin(t *testing.T, dir, version string) (cli, pluginDir string) {
 	t.Helper()
-	pluginDir = filepath.Join(dir, "plugins")
-	if err := os.Mkdir(pluginDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cli = filepath.Join(dir, "promptkit-sandbox")
-	goBuild(t, cli, "../promptkit-sandbox", "")
-	goBuild(t, filepath.Join(pluginDir, "promptkit-sandbox-docker_v"+version), ".", "-X main.version="+version)
-	return cli, pluginDir
-}
-
-func goBuild(t *testing.T, out, pkg, ldflags string) {
-	t.Helper()
-	cmd := exec.Command("go", "build", "-o", out, "-ldflags", ldflags, pkg)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
-	}
+	return plugintest.BuildCLIAndPlugin(t, dir, "../promptkit-sandbox", "docker", version)
 }

@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/promptkit-sandbox-kubectl/kubebox"
+	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
 // access is one permission: API group, resource (with subresource) and
@@ -36,6 +38,7 @@ type manifests struct {
 	serviceAccounts []corev1.ServiceAccount
 	roles           []rbacv1.Role
 	bindings        []rbacv1.RoleBinding
+	configMaps      []corev1.ConfigMap
 }
 
 // load decodes every document of every manifest strictly: an unknown or
@@ -74,6 +77,9 @@ func load(t *testing.T) manifests {
 			case "rbac.authorization.k8s.io/v1 RoleBinding":
 				m.bindings = append(m.bindings, rbacv1.RoleBinding{})
 				into = &m.bindings[len(m.bindings)-1]
+			case "v1 ConfigMap":
+				m.configMaps = append(m.configMaps, corev1.ConfigMap{})
+				into = &m.configMaps[len(m.configMaps)-1]
 			default:
 				t.Fatalf("%s document %d: unexpected %s %s", f, i, head.APIVersion, head.Kind)
 			}
@@ -82,9 +88,9 @@ func load(t *testing.T) manifests {
 			}
 		}
 	}
-	if len(m.deployments) != 1 || len(m.serviceAccounts) != 1 || len(m.roles) != 1 || len(m.bindings) != 1 {
-		t.Fatalf("want one each of Deployment, ServiceAccount, Role, RoleBinding; got %d, %d, %d, %d",
-			len(m.deployments), len(m.serviceAccounts), len(m.roles), len(m.bindings))
+	if len(m.deployments) != 1 || len(m.serviceAccounts) != 1 || len(m.roles) != 1 || len(m.bindings) != 1 || len(m.configMaps) != 1 {
+		t.Fatalf("want one each of Deployment, ServiceAccount, Role, RoleBinding, ConfigMap; got %d, %d, %d, %d, %d",
+			len(m.deployments), len(m.serviceAccounts), len(m.roles), len(m.bindings), len(m.configMaps))
 	}
 	return m
 }
@@ -172,5 +178,65 @@ func TestBindingAndDeploymentFitTogether(t *testing.T) {
 	}
 	if strings.Contains(strings.Join(hooks.Command, " "), "kubectl") {
 		t.Error("the sidecar must not need kubectl")
+	}
+}
+
+// TestRuntimeConfigFitsTheDeployment loads the ConfigMap's RuntimeConfig
+// as the agent would (POD_NAME and POD_NAMESPACE from the downward API)
+// and checks its sandbox against the plugin's own validation and the pod
+// it targets.
+func TestRuntimeConfigFitsTheDeployment(t *testing.T) {
+	m := load(t)
+	cm, dep := m.configMaps[0], m.deployments[0]
+	env := map[string]string{}
+	var agent, hooks *corev1.Container
+	for i, c := range dep.Spec.Template.Spec.Containers {
+		switch c.Name {
+		case "agent":
+			agent = &dep.Spec.Template.Spec.Containers[i]
+		case "hooks":
+			hooks = &dep.Spec.Template.Spec.Containers[i]
+		}
+	}
+	if agent == nil || hooks == nil {
+		t.Fatal("the Deployment needs an agent and a hooks container")
+	}
+	for _, e := range agent.Env {
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+			env[e.Name] = map[string]string{"metadata.name": "promptkit-agent-7d9f-x2", "metadata.namespace": dep.Namespace}[e.ValueFrom.FieldRef.FieldPath]
+		}
+	}
+	mounted := false
+	for _, vm := range agent.VolumeMounts {
+		for _, v := range dep.Spec.Template.Spec.Volumes {
+			mounted = mounted || (v.Name == vm.Name && v.ConfigMap != nil && v.ConfigMap.Name == cm.Name && vm.MountPath == "/etc/promptkit")
+		}
+	}
+	if !mounted {
+		t.Errorf("ConfigMap %s is not mounted at /etc/promptkit in the agent", cm.Name)
+	}
+	modes := sandbox.NewRegistry()
+	if err := modes.Register(kubebox.Mode, kubebox.Factory); err != nil {
+		t.Fatal(err)
+	}
+	f, err := config.Parse("/etc/promptkit/runtime.yaml", []byte(cm.Data["runtime.yaml"]), config.Options{
+		Modes:     modes,
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Sandboxes) != 1 {
+		t.Fatalf("want one sandbox, got %d", len(f.Sandboxes))
+	}
+	sb := f.Sandboxes[0]
+	if err := kubebox.ValidateConfig(sb.Config); err != nil {
+		t.Fatalf("sandbox %s: %v", sb.Name, err)
+	}
+	if sb.Config["pod"] != "promptkit-agent-7d9f-x2" || sb.Config["namespace"] != dep.Namespace || sb.Config["container"] != hooks.Name {
+		t.Errorf("sandbox %s targets %v/%v/%v, not this pod's hooks container", sb.Name, sb.Config["namespace"], sb.Config["pod"], sb.Config["container"])
+	}
+	if _, ok := sb.Config["kubeconfig"]; ok {
+		t.Error("in the pod the plugin uses its service account: no kubeconfig")
 	}
 }

@@ -74,6 +74,13 @@ func keyErr(key, format string, args ...any) error {
 	return fmt.Errorf("config: key %q: %s", key, fmt.Sprintf(format, args...))
 }
 
+// ValidateConfig checks a kubectl_exec configuration (a spec.sandboxes
+// entry's keys other than mode) without reaching any cluster.
+func ValidateConfig(cfg map[string]any) error {
+	_, err := parseConfig(cfg)
+	return err
+}
+
 // parseConfig validates cfg; every problem is reported, not only the
 // first.
 func parseConfig(cfg map[string]any) (settings, error) {

@@ -1,22 +1,75 @@
-// Package kubebox is the Kubernetes backend of promptkit-sandbox, to be
-// served by the promptkit-sandbox-kubectl plugin: mode kubectl_exec runs
-// each hook call inside a container of an existing pod, typically a
+// Package kubebox is the Kubernetes backend of promptkit-sandbox, served
+// by the promptkit-sandbox-kubectl plugin: mode kubectl_exec runs each
+// hook call inside a container of an existing pod, typically a
 // long-lived hooks sidecar next to the agent (see deploy/kubernetes).
-//
-// Work in progress: so far the configuration (this package validates it
-// as the plugin will); the transports come next.
 //
 //	key           default                 meaning
 //	pod           (required w/o selector) the pod's name; ${POD_NAME} expands from the environment
-//	selector      none                    a label selector: a Running and Ready pod matching it is used
-//	namespace     the kubeconfig's        the pod's namespace
-//	container     the pod's default       the container to run in
-//	kubeconfig    in-cluster or default   path of a kubeconfig file
+//	selector      none                    a label selector: the oldest Running and Ready pod matching it
+//	namespace     the kubeconfig's        the pod's namespace (in a pod: the pod's own)
+//	container     the pod's default       the container to run in (annotation kubectl.kubernetes.io/default-container, else the first)
+//	kubeconfig    in-cluster or default   path of a kubeconfig file ($KUBECONFIG, ~/.kube/config, else the pod's service account)
 //	context       the current one         kubeconfig context
-//	env           []                      KEY=value set verbatim, or bare KEY forwarded
+//	env           []                      KEY=value set verbatim, or bare KEY forwarded; names must be shell identifiers
 //	transport     native                  native (client-go exec streaming) or cli (the kubectl binary)
 //	kubectl_path  kubectl                 the kubectl binary, for transport cli
 //	extra_args    []                      kubectl arguments, for transport cli
+//	warm          2                       exec sessions kept open ahead of calls (0 to 64)
 //	timeout       10s                     for calls that set none
 //	output_limit  16777216                bytes kept of each of stdout and stderr
+//
+// # How a call runs
+//
+// Every call runs under a small /bin/sh wrapper (shared/remoteproc) in
+// the target container. The wrapper reports its PID, reads the call —
+// command, arguments and environment — from its stdin, runs the command
+// and reports its exit status. So Request.Env reaches the remote process
+// (kubectl exec has no env flag), nothing of a call appears in the exec
+// request's URL (which API server audit logs record), and one wrapper
+// can be started before its call: warm sessions, kept open per sandbox,
+// take the exec's start (tens of milliseconds) off the call's path.
+//
+// The native transport keeps one client per sandbox and opens each exec
+// over WebSocket (v5.channel.k8s.io), falling back to SPDY when the
+// server refuses the upgrade, as kubectl does; after one refusal it goes
+// to SPDY directly. The cli transport runs kubectl for every request,
+// like the reference backend; the wrapper's lines let it tell the
+// command's exit code from kubectl's own failure, and keep kubectl's
+// messages ("command terminated with exit code N", connection errors
+// before the command started) out of the hook's stderr. A connection
+// that breaks while the command runs is an exception: kubectl writes its
+// message to the stream the command's stderr comes on.
+//
+// # Timeouts and cancellation
+//
+// Closing an exec stream does not stop the remote process. On a timeout
+// or cancel the plugin runs a second exec that freezes and kills the
+// wrapper's session and every descendant (found through /proc), then
+// closes the stream; Spawn returns once that is done. When the command
+// exits but processes it left behind hold its output open, they are
+// killed the same way after 100ms, as the direct backend kills what is
+// left of a process group. A process that leaves both the session and
+// the process tree (setsid after a double fork) escapes this, as it
+// escapes a process-group kill on the host.
+//
+// The target container therefore needs /bin/sh with the kill builtin
+// and a mounted /proc; the sandbox checks this when it opens and says
+// so when they are missing.
+//
+// # Errors
+//
+// A pod that does not exist, is not running or is terminating, a
+// container the pod lacks or that does not run, a selector no Running
+// and Ready pod matches, credentials refused and RBAC denials are
+// could-not-start errors naming the pod, namespace and cause; an API
+// server that does not answer is a transport error naming it. A
+// selector's sandbox that finds its pod gone looks for another pod
+// matching the selector and runs the call there, once; a call only
+// retries when the command never started.
+//
+// # Permissions
+//
+// The plugin makes the requests in Calls and nothing else: get and list
+// on pods, create on pods/exec (deploy/kubernetes/rbac.yaml grants
+// exactly these).
 package kubebox

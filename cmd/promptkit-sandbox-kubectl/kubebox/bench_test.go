@@ -41,9 +41,13 @@ func BenchmarkKubectlExecNative(b *testing.B) { benchSandbox(b, TransportNative)
 // kubectl binary per call, plus the wrapper.
 func BenchmarkKubectlExecCLITransport(b *testing.B) { benchSandbox(b, TransportCLI) }
 
-func benchSandbox(b *testing.B, transport string) {
+func benchSandbox(b *testing.B, transport string, kv ...any) {
 	c := startBenchCluster(b)
-	sb, err := Factory("bench", map[string]any{"kubeconfig": c.kubeconfig, "pod": testPod, "container": "hooks", "transport": transport})
+	cfg := map[string]any{"kubeconfig": c.kubeconfig, "pod": testPod, "container": "hooks", "transport": transport}
+	for i := 0; i+1 < len(kv); i += 2 {
+		cfg[kv[i].(string)] = kv[i+1]
+	}
+	sb, err := Factory("bench", cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -63,3 +67,31 @@ func startBenchCluster(b *testing.B) *testCluster {
 	b.Helper()
 	return startCluster(b)
 }
+
+// BenchmarkKubectlExecNativeWarm is the latency of a call that finds a
+// warm session ready: the timer is stopped while the pool refills.
+func BenchmarkKubectlExecNativeWarm(b *testing.B) {
+	c := startBenchCluster(b)
+	sb, err := Factory("bench", map[string]any{"kubeconfig": c.kubeconfig, "pod": testPod, "container": "hooks"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := sb.(*Sandbox)
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		s.pool.awaitFull(ctx)
+		b.StartTimer()
+		resp, err := s.Spawn(ctx, sandbox.Request{Command: "cat", Stdin: benchStdin})
+		if err != nil || !bytes.Equal(resp.Stdout, benchStdin) {
+			b.Fatalf("spawn: %v %q", err, resp.Stdout)
+		}
+	}
+}
+
+// BenchmarkKubectlExecNativeCold is ours with warm: 0: every call opens
+// its own exec.
+func BenchmarkKubectlExecNativeCold(b *testing.B) { benchSandbox(b, TransportNative, "warm", 0) }

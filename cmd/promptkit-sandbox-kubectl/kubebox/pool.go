@@ -152,9 +152,13 @@ func (p *pool) fill(t target) {
 }
 
 // close ends every session: waiting wrappers exit without running
-// anything.
+// anything. Calling it again does nothing.
 func (p *pool) close() {
 	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
 	p.closed = true
 	close(p.quit)
 	ready := p.ready

@@ -1,0 +1,95 @@
+package kubebox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// awaitFull waits until the pool holds size ready sessions, or ctx ends.
+func (p *pool) awaitFull(ctx context.Context) {
+	for ctx.Err() == nil {
+		p.mu.Lock()
+		n := len(p.ready)
+		p.mu.Unlock()
+		if n >= p.size {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// wrappers counts the wrapper processes in a container.
+func wrappers(t *testing.T, container string) int {
+	t.Helper()
+	return strings.Count(dockertest.Docker(t, "exec", container, "ps", "-o", "args"), " pks-wrapper\n")
+}
+
+func TestWarmSessionsServeCallsAndCloseEndsThem(t *testing.T) {
+	c := startCluster(t)
+	eachTransport(t, func(t *testing.T, tr string) {
+		sb := c.open(t, tr, map[string]any{"warm": 3})
+		sb.pool.awaitFull(ctxTimeout(t, time.Minute))
+		if n := wrappers(t, c.hooks); n != 3 {
+			t.Fatalf("%d wrappers waiting, want 3", n)
+		}
+		for i := range 5 {
+			resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "echo", Args: []string{fmt.Sprint(i)}, Env: []string{"A=" + fmt.Sprint(i)}})
+			if err != nil || string(resp.Stdout) != fmt.Sprintf("%d\n", i) {
+				t.Fatalf("call %d: %v %q", i, err, resp.Stdout)
+			}
+		}
+		if err := sb.Close(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for wrappers(t, c.hooks) != 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("wrappers left after Close:\n%s", dockertest.Docker(t, "exec", c.hooks, "ps", "-o", "pid,args"))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		awaitNoLeftovers(t, c.hooks)
+	})
+}
+
+func TestWarmSessionCutBeforeItsCall(t *testing.T) {
+	c := startCluster(t)
+	eachTransport(t, func(t *testing.T, tr string) {
+		sb := c.open(t, tr, map[string]any{"warm": 2})
+		sb.pool.awaitFull(ctxTimeout(t, time.Minute))
+		// The waiting wrappers die (an OOM kill, a node problem): the
+		// calls still run, in sessions of their own.
+		dockertest.Docker(t, "exec", c.hooks, "sh", "-c", `for p in /proc/[0-9]*; do case "$(cat $p/cmdline 2>/dev/null | tr '\0' ' ')" in *pks-wrappe[r]*) kill -9 ${p#/proc/};; esac; done`)
+		for i := range 3 {
+			resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "echo", Args: []string{"still here"}})
+			if err != nil || string(resp.Stdout) != "still here\n" {
+				t.Fatalf("call %d: %v %q", i, err, resp.Stdout)
+			}
+		}
+	})
+}
+
+func TestWithoutWarmSessions(t *testing.T) {
+	c := startCluster(t)
+	eachTransport(t, func(t *testing.T, tr string) {
+		sb := c.open(t, tr, map[string]any{"warm": 0})
+		if sb.pool != nil {
+			t.Fatal("a pool with warm: 0")
+		}
+		resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "/bin/sh", Args: []string{"-c", "cat; exit 3"}, Stdin: []byte("in")})
+		var xe *sandbox.ExitError
+		if !errors.As(err, &xe) || xe.Code != 3 || string(resp.Stdout) != "in" {
+			t.Fatalf("err %v stdout %q", err, resp.Stdout)
+		}
+		if n := wrappers(t, c.hooks); n != 0 {
+			t.Fatalf("%d wrappers waiting with warm: 0", n)
+		}
+	})
+}

@@ -1,0 +1,111 @@
+package workspace
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// WriteFile replaces the file at path with data atomically: it writes a
+// temporary file beside it, syncs it, and renames it over the old one, so
+// a reader sees the old content or the new, never a part. An existing
+// file keeps its permission bits; a new one gets perm. Missing parent
+// directories are created. A symlink at path is followed (inside the
+// root) and its target replaced.
+func (w *Workspace) WriteFile(path string, data []byte, perm fs.FileMode) error {
+	rel, err := w.Rel(path)
+	if err != nil {
+		return err
+	}
+	if rel == "." {
+		return fmt.Errorf("write %q: it is the workspace directory", path)
+	}
+	target, mode, err := w.writeTarget(path, rel, perm)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(target)
+	if err := w.root.MkdirAll(dir, 0o755); err != nil {
+		return w.wrap(path, fmt.Errorf("write %q: create its directory: %w", path, err))
+	}
+	tmp := filepath.Join(dir, "."+filepath.Base(target)+".tmp-"+randomSuffix())
+	f, err := w.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return w.wrap(path, fmt.Errorf("write %q: %w", path, err))
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = f.Close()
+			_ = w.root.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("write %q: %w", path, err)
+	}
+	// The mode the file was created with went through the umask.
+	if err := f.Chmod(mode); err != nil {
+		return fmt.Errorf("write %q: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("write %q: sync: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %q: %w", path, err)
+	}
+	if err := w.root.Rename(tmp, target); err != nil {
+		return w.wrap(path, fmt.Errorf("write %q: %w", path, err))
+	}
+	ok = true
+	// The rename is durable once the directory is synced.
+	if d, err := w.root.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+// writeTarget is where a write to rel lands — rel, or the file a symlink
+// at rel points to inside the root — and the mode it gets.
+func (w *Workspace) writeTarget(path, rel string, perm fs.FileMode) (string, fs.FileMode, error) {
+	target := rel
+	for range 40 {
+		fi, err := w.root.Lstat(target)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return target, perm, nil
+		case err != nil:
+			return "", 0, w.wrap(path, fmt.Errorf("write %q: %w", path, err))
+		case fi.Mode()&fs.ModeSymlink == 0:
+			if fi.IsDir() {
+				return "", 0, fmt.Errorf("write %q: it is a directory", path)
+			}
+			return target, fi.Mode().Perm(), nil
+		}
+		link, err := w.root.Readlink(target)
+		if err != nil {
+			return "", 0, w.wrap(path, fmt.Errorf("write %q: %w", path, err))
+		}
+		if filepath.IsAbs(link) {
+			// As os.Root does: an absolute symlink is refused wherever
+			// it points, since what it names depends on the mount
+			// namespace reading it.
+			return "", 0, w.outside(path, fmt.Errorf("it is an absolute symlink (to %s)", link))
+		}
+		target = filepath.Join(filepath.Dir(target), link)
+		if !local(filepath.Clean(target)) {
+			return "", 0, w.outside(path, fmt.Errorf("it is a symlink to %s", link))
+		}
+	}
+	return "", 0, fmt.Errorf("write %q: too many levels of symbolic links", path)
+}
+
+func randomSuffix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,120 @@
+package scrub
+
+import (
+	"encoding/base64"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// Scrubber redacts registered secret values and well-known credential
+// formats. It is safe for concurrent use once built.
+type Scrubber struct {
+	values []value // longest first, so a value inside another goes second
+}
+
+type value struct {
+	text, kind string
+}
+
+// minValueLen is the shortest value registered: shorter ones ("1", "on")
+// would redact ordinary text.
+const minValueLen = 4
+
+// New returns a scrubber for the given secret values, keyed by a name
+// (the environment variable it came from) that the redaction shows.
+// Values shorter than 4 bytes are ignored.
+func New(secrets map[string]string) *Scrubber {
+	s := &Scrubber{}
+	seen := map[string]bool{}
+	add := func(text, kind string) {
+		if len(text) >= minValueLen && !seen[text] {
+			seen[text] = true
+			s.values = append(s.values, value{text, kind})
+		}
+	}
+	names := make([]string, 0, len(secrets))
+	for name := range secrets {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		v := secrets[name]
+		if len(v) < minValueLen {
+			continue
+		}
+		kind := "secret:" + name
+		add(v, kind)
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+			add(enc.EncodeToString([]byte(v)), kind+":base64")
+		}
+		add(url.QueryEscape(v), kind+":url")
+		add(url.PathEscape(v), kind+":url")
+	}
+	sort.SliceStable(s.values, func(i, j int) bool { return len(s.values[i].text) > len(s.values[j].text) })
+	return s
+}
+
+// String returns text with every secret replaced by [REDACTED:kind].
+func (s *Scrubber) String(text string) string {
+	for _, v := range s.values {
+		if strings.Contains(text, v.text) {
+			text = strings.ReplaceAll(text, v.text, redaction(v.kind))
+		}
+	}
+	for _, p := range patterns {
+		text = replace(text, p)
+	}
+	return text
+}
+
+// Bytes is String for a byte slice.
+func (s *Scrubber) Bytes(b []byte) []byte { return []byte(s.String(string(b))) }
+
+func redaction(kind string) string { return "[REDACTED:" + kind + "]" }
+
+// replace redacts p's matches (or their group) in text.
+func replace(text string, p pattern) string {
+	locs := p.re.FindAllStringSubmatchIndex(text, -1)
+	if len(locs) == 0 {
+		return text
+	}
+	var b strings.Builder
+	last := 0
+	for _, loc := range locs {
+		start, end := loc[0], loc[1]
+		switch {
+		case p.group > 0:
+			start, end = loc[2*p.group], loc[2*p.group+1]
+		case p.group == anyGroup:
+			for g := 1; 2*g < len(loc); g++ {
+				if loc[2*g] >= 0 {
+					start, end = loc[2*g], loc[2*g+1]
+					break
+				}
+			}
+		}
+		if start < last || start < 0 {
+			continue
+		}
+		if insideRedaction(text, start) {
+			continue // already redacted, by a value or an earlier format
+		}
+		b.WriteString(text[last:start])
+		b.WriteString(redaction(p.kind))
+		last = end
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// insideRedaction reports whether position i of text lies in a
+// [REDACTED:...] marker: its words are not a secret to redact again.
+func insideRedaction(text string, i int) bool {
+	open := strings.LastIndex(text[:min(i+len("[REDACTED:"), len(text))], "[REDACTED:")
+	if open < 0 {
+		return false
+	}
+	end := strings.IndexByte(text[open:], ']')
+	return end >= 0 && open+end >= i
+}

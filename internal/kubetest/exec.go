@@ -211,6 +211,11 @@ func (s *Server) runInContainer(id string, command []string, streams map[string]
 		if time.Since(start) > 200*time.Millisecond {
 			delay = 20 * time.Millisecond
 		}
+		if time.Since(start) > 5*time.Second {
+			// The engine can keep an exec "running" whose container was
+			// killed: the container's end is the exec's.
+			return 137, nil
+		}
 		res, err := s.docker.ExecInspect(ctx, ec.ID, client.ExecInspectOptions{})
 		if err != nil {
 			return 0, err

@@ -46,7 +46,16 @@ func (c call) runIn(ctx context.Context, ss *session) (code int, gone bool, err 
 	f := ss.f
 	ss.stdout.bind(c.stdout)
 	ss.stderr.bind(c.stderr)
-	ss.send(c.input)
+	// The call goes to the wrapper only once its PID is known, so a
+	// command never runs that a timeout could not find and kill: a
+	// wrapper that starts after the call gave up reads end of file and
+	// exits without running anything. (A warm session's PID is known.)
+	select {
+	case <-f.Started():
+		ss.send(c.input)
+	case <-ss.done:
+	case <-ctx.Done():
+	}
 	select {
 	case <-ss.done:
 	case <-f.Exited():
@@ -131,9 +140,6 @@ func errText(err error, msg string) string {
 	return "no message"
 }
 
-// pidWait bounds the wait for the wrapper's PID after a timeout.
-const pidWait = 2 * time.Second
-
 // errPodGone marks a failure because the pod no longer exists or runs.
 var errPodGone = errors.New("the pod went away")
 
@@ -184,16 +190,8 @@ func (e *goneError) Is(target error) bool { return target == errPodGone }
 // killTree kills the session's wrapper and everything it started, in
 // the pod, through a second exec with a context of its own.
 func (s *Sandbox) killTree(ss *session) {
-	var pid int
-	select {
-	case <-ss.f.Started():
-		pid = ss.f.PID()
-	case <-ss.done:
-		// The stream ended before the wrapper reported: it did not run.
-	case <-time.After(pidWait):
-		// It has not started yet; once the stream is closed it reads
-		// end of file on its stdin and exits without running anything.
-	}
+	// Without a PID the call was never sent: nothing ran.
+	pid := ss.f.PID()
 	if pid <= 0 {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -97,7 +98,22 @@ func (c *cli) exec(ctx context.Context, t target, argv []string, stdin io.Reader
 		args = append(args, "--stdin")
 	}
 	cmd := c.command(ctx, t.ns, append(append(args, "--"), argv...)...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if stdin != nil {
+		// os/exec's own stdin goroutine would keep Wait waiting, past
+		// kubectl's exit, for a reader that has nothing yet (a warm
+		// session's call): feed a pipe here and let the reader go.
+		r, w, err := os.Pipe()
+		if err != nil {
+			return 0, fmt.Errorf("kubectl stdin: %w", err)
+		}
+		defer r.Close()
+		go func() {
+			_, _ = io.Copy(w, stdin)
+			_ = w.Close()
+		}()
+		cmd.Stdin = r
+	}
 	err := cmd.Run()
 	var xe *exec.ExitError
 	switch {

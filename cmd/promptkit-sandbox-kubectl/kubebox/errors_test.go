@@ -104,6 +104,7 @@ func TestSelectorResolvesAndReResolves(t *testing.T) {
 		}
 		// No pod at all: a clear error.
 		c.srv.DeletePod(testNS, "sel-b-"+tr)
+		dockertest.Docker(t, "kill", b)
 		_, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "true"})
 		wantKind(t, err, sandbox.KindStart, "no Running and Ready pod in namespace promptkit matches selector \""+sel+"\"")
 	})

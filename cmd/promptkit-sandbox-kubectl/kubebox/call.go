@@ -66,6 +66,12 @@ func (c call) runIn(ctx context.Context, ss *session) (code int, gone bool, err 
 		case <-ctx.Done():
 		case <-time.After(orphanGrace):
 			s.killTree(ss)
+			// With them gone the stream ends and brings the rest of
+			// the output and the exit status.
+			select {
+			case <-ss.done:
+			case <-ctx.Done():
+			}
 		}
 	case <-ctx.Done():
 	}

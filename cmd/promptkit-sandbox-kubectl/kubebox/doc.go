@@ -47,7 +47,7 @@
 // wrapper's session and every descendant (found through /proc), then
 // closes the stream; Spawn returns once that is done. When the command
 // exits but processes it left behind hold its output open, they are
-// killed the same way after 100ms, as the direct backend kills what is
+// killed the same way after 500ms, as the direct backend kills what is
 // left of a process group. A process that leaves both the session and
 // the process tree (setsid after a double fork) escapes this, as it
 // escapes a process-group kill on the host.

@@ -22,8 +22,9 @@ const (
 	// orphanGrace is how long the streams may stay open after the command
 	// has exited: longer means processes it left behind hold them, and
 	// they are killed, as the direct backend kills what is left of a
-	// process group.
-	orphanGrace = 100 * time.Millisecond
+	// process group. A loaded runtime can take a while to close an exec's
+	// streams, and the kill is an exec of its own, so it is not hasty.
+	orphanGrace = 500 * time.Millisecond
 	// streamGrace bounds the wait for an exec stream to end once its
 	// context is done and the remote processes are killed.
 	streamGrace = 5 * time.Second

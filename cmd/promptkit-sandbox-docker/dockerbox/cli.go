@@ -168,10 +168,13 @@ func cliMessage(stderr string) string {
 
 // removeContainer force-removes a container through the CLI, with a
 // context of its own.
-func (d *dockerCLI) removeContainer(name string) {
+func (d *dockerCLI) removeContainer(name string) (removed bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
-	_, _, _, _ = d.run(ctx, "rm", "-f", "-v", name)
+	out, _, _, _ := d.run(ctx, "rm", "-f", "-v", name)
+	// docker rm names what it removed; a missing container is only an
+	// error message (and exit status 0, with -f).
+	return strings.TrimSpace(out) == name
 }
 
 // inspect returns a Go-template view of a container, and whether it

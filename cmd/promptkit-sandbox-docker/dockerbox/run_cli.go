@@ -148,10 +148,7 @@ func (p *cliPrepared) finish(ctx context.Context, stdin []byte, out outputs) (in
 	select {
 	case <-p.exited:
 	case <-ctx.Done():
-		// The container first, so nothing of the call goes on running;
-		// then the CLI.
-		p.r.d.removeContainer(p.name)
-		p.kill()
+		p.removeThenKill()
 		<-fed
 		p.stderr.claim(out.stderr)
 		return 0, sandbox.ContextError(ctx, what, timeout)
@@ -197,12 +194,28 @@ func (p *cliPrepared) dockerFailure(ctx context.Context) error {
 // discard removes the container and ends the CLI.
 func (p *cliPrepared) discard() {
 	p.discardOnce.Do(func() {
-		p.r.d.removeContainer(p.name)
+		p.removeThenKill()
 		_ = p.stdin.Close()
-		p.kill()
 		p.cleanupEnv()
-		// A create still under way when the CLI died may finish after
-		// the removal above.
-		p.r.d.removeContainer(p.name)
 	})
+}
+
+// removeThenKill removes the call's container, so nothing of the call
+// goes on running, and only then ends the CLI. A `docker run` killed
+// while the engine is still creating its container leaves that create to
+// finish after any removal, and the container to run on: so the CLI
+// lives until a removal has found the container, or until it has exited
+// by itself, within cleanupTimeout.
+func (p *cliPrepared) removeThenKill() {
+	deadline := time.Now().Add(cleanupTimeout)
+	for !p.r.d.removeContainer(p.name) && time.Now().Before(deadline) {
+		select {
+		case <-p.exited:
+			// It made no container, or left one behind as it ended.
+			p.r.d.removeContainer(p.name)
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	p.kill()
 }

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,35 +53,7 @@ func TestHookRunThroughDiscoveredPlugin(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	request := func(content string) string {
-		return `{"request":{"ProviderID":"openai","Model":"gpt-4o","Messages":[{"role":"user","timestamp":"2026-04-15T12:00:00Z","content":"` + content + `"}],"SystemPrompt":"","Round":1,"Metadata":null,"Replacement":""}}`
-	}
-	for _, hook := range []string{"run_guard", "exec_guard"} {
-		for _, tc := range []struct {
-			content string
-			code    int
-			out     string
-		}{
-			{"hello", 0, `{"allow":true,"reason":"","enforced":false,"metadata":null}`},
-			{"please deny-me", 1, `{"allow":false,"reason":"request contains deny-me","enforced":false,"metadata":null}`},
-		} {
-			cmd := exec.Command(cli, "hook", "run", "--plugin-dir", pluginDir, "--config", cfg, "--hook", hook, "--phase", "before_call")
-			cmd.Stdin = strings.NewReader(request(tc.content))
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			code := 0
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			if code != tc.code || strings.TrimSpace(stdout.String()) != tc.out {
-				t.Errorf("%s %q: exit %d (want %d)\n got %s\nwant %s\nstderr: %s", hook, tc.content, code, tc.code, stdout.String(), tc.out, stderr.String())
-			}
-		}
-	}
+	plugintest.CheckVerdictHooks(t, cli, pluginDir, cfg, nil, "run_guard", "exec_guard")
 }
 
 // buildCLIAndPlugin builds the host CLI into dir and this plugin, at

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,36 +68,7 @@ func TestHookRunThroughDiscoveredPlugin(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	request := func(content string) string {
-		return `{"request":{"ProviderID":"openai","Model":"gpt-4o","Messages":[{"role":"user","timestamp":"2026-04-15T12:00:00Z","content":"` + content + `"}],"SystemPrompt":"","Round":1,"Metadata":null,"Replacement":""}}`
-	}
-	for _, hook := range []string{"native_guard", "cli_guard"} {
-		for _, tc := range []struct {
-			content string
-			code    int
-			out     string
-		}{
-			{"hello", 0, `{"allow":true,"reason":"","enforced":false,"metadata":null}`},
-			{"please deny-me", 1, `{"allow":false,"reason":"request contains deny-me","enforced":false,"metadata":null}`},
-		} {
-			cmd := exec.Command(cli, "hook", "run", "--plugin-dir", pluginDir, "--config", cfg, "--hook", hook, "--phase", "before_call")
-			cmd.Env = append(os.Environ(), "POD_NAME=agent-7d9f-x2")
-			cmd.Stdin = strings.NewReader(request(tc.content))
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			code := 0
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			if code != tc.code || strings.TrimSpace(stdout.String()) != tc.out {
-				t.Errorf("%s %q: exit %d (want %d)\n got %s\nwant %s\nstderr: %s", hook, tc.content, code, tc.code, stdout.String(), tc.out, stderr.String())
-			}
-		}
-	}
+	plugintest.CheckVerdictHooks(t, cli, pluginDir, cfg, []string{"POD_NAME=agent-7d9f-x2"}, "native_guard", "cli_guard")
 
 	// Without POD_NAME the config does not load, and says why.
 	cmd := exec.Command(cli, "validate", "--plugin-dir", pluginDir, "--config", cfg)

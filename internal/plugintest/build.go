@@ -1,12 +1,16 @@
-// Package plugintest builds what an end-to-end test of a backend plugin
-// runs: the host CLI and the plugin binary, laid out as make build lays
-// them out, so the host discovers the plugin the way a user's would.
+// Package plugintest is what an end-to-end test of a backend plugin
+// needs: the host CLI and the plugin binary, laid out as make build lays
+// them out, so the host discovers the plugin the way a user's would, and
+// a check of hook decisions made through them.
 package plugintest
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -32,5 +36,45 @@ func GoBuild(t testing.TB, out, pkg, ldflags string) {
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+}
+
+// CheckVerdictHooks runs each of hooks — /hooks/verdict (the test hook
+// image's) configured as a provider before_call filter in the
+// RuntimeConfig cfg — through `promptkit-sandbox hook run`, with an
+// allowed and a denied request, and checks the decisions exactly. env
+// adds to the CLI's environment.
+func CheckVerdictHooks(t testing.TB, cli, pluginDir, cfg string, env []string, hooks ...string) {
+	t.Helper()
+	request := func(content string) string {
+		return `{"request":{"ProviderID":"openai","Model":"gpt-4o","Messages":[{"role":"user","timestamp":"2026-04-15T12:00:00Z","content":"` +
+			content + `"}],"SystemPrompt":"","Round":1,"Metadata":null,"Replacement":""}}`
+	}
+	for _, hook := range hooks {
+		for _, tc := range []struct {
+			content string
+			code    int
+			out     string
+		}{
+			{"hello", 0, `{"allow":true,"reason":"","enforced":false,"metadata":null}`},
+			{"please deny-me", 1, `{"allow":false,"reason":"request contains deny-me","enforced":false,"metadata":null}`},
+		} {
+			cmd := exec.Command(cli, "hook", "run", "--plugin-dir", pluginDir, "--config", cfg, "--hook", hook, "--phase", "before_call")
+			cmd.Env = append(os.Environ(), env...)
+			cmd.Stdin = strings.NewReader(request(tc.content))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tc.code || strings.TrimSpace(stdout.String()) != tc.out {
+				t.Errorf("%s %q: exit %d (want %d)\n got %s\nwant %s\nstderr: %s", hook, tc.content, code, tc.code, stdout.String(), tc.out, stderr.String())
+			}
+		}
 	}
 }

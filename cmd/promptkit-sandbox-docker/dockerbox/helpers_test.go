@@ -5,15 +5,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"fmt"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/internal/sandboxtest"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -112,32 +110,9 @@ func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-// concurrentCalls makes n calls to sb at once, each with its own stdin,
-// environment and exit code, and checks every one came back as its own.
+// concurrentCalls makes n calls to sb at once and checks each came back
+// as its own (sandboxtest.ConcurrentCalls), giving a busy engine time.
 func concurrentCalls(t *testing.T, sb sandbox.Sandbox, n int) {
 	t.Helper()
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			in := fmt.Sprintf("call-%d", i)
-			resp, err := sb.Spawn(ctxTimeout(t, 2*time.Minute), sandbox.Request{
-				Command: "/bin/sh", Args: []string{"-c", `cat; echo "$N" >&2; exit $N`}, Stdin: []byte(in), Env: []string{fmt.Sprintf("N=%d", i)},
-			})
-			var xe *sandbox.ExitError
-			switch {
-			case i == 0 && err != nil, i > 0 && (!errors.As(err, &xe) || xe.Code != i):
-				errs <- fmt.Errorf("call %d: err %v", i, err)
-			case string(resp.Stdout) != in || string(resp.Stderr) != fmt.Sprintf("%d\n", i):
-				errs <- fmt.Errorf("call %d: stdout %q stderr %q", i, resp.Stdout, resp.Stderr)
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	sandboxtest.ConcurrentCalls(t, sb, n, 2*time.Minute)
 }

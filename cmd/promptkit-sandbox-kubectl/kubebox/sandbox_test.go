@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/sandboxtest"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -125,33 +125,7 @@ func TestLeftoverChildDoesNotHoldTheCall(t *testing.T) {
 func TestConcurrentCalls(t *testing.T) {
 	c := startCluster(t)
 	eachTransport(t, func(t *testing.T, tr string) {
-		sb := c.open(t, tr, nil)
-		const n = 16
-		var wg sync.WaitGroup
-		errs := make(chan error, n)
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				in := fmt.Sprintf("call-%d", i)
-				resp, err := sb.Spawn(ctxTimeout(t, 2*time.Minute), sandbox.Request{
-					Command: "/bin/sh", Args: []string{"-c", `cat; echo "$N" >&2; exit $N`},
-					Stdin: []byte(in), Env: []string{fmt.Sprintf("N=%d", i)}, Timeout: time.Minute,
-				})
-				var xe *sandbox.ExitError
-				switch {
-				case i == 0 && err != nil, i > 0 && (!errors.As(err, &xe) || xe.Code != i):
-					errs <- fmt.Errorf("call %d: err %v", i, err)
-				case string(resp.Stdout) != in || string(resp.Stderr) != fmt.Sprintf("%d\n", i):
-					errs <- fmt.Errorf("call %d: stdout %q stderr %q", i, resp.Stdout, resp.Stderr)
-				}
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Error(err)
-		}
+		sandboxtest.ConcurrentCalls(t, c.open(t, tr, nil), 16, time.Minute)
 	})
 }
 

@@ -26,23 +26,30 @@ type call struct {
 func (c call) run(ctx context.Context, t target) (code int, gone bool, err error) {
 	if c.s.pool != nil {
 		if ss := c.s.pool.take(ctx, t); ss != nil {
-			code, gone, err, ran := c.runIn(ctx, ss)
-			if ran || ctx.Err() != nil {
-				return code, gone, err
+			o := c.runIn(ctx, ss)
+			if o.taken || ctx.Err() != nil {
+				return o.code, o.gone, o.err
 			}
 			// The warm session ended before it started the call (its
 			// stream was cut, its pod went away): the call never ran,
 			// and runs in a session of its own.
 		}
 	}
-	code, gone, err, _ = c.runIn(ctx, c.s.startSession(t))
-	return code, gone, err
+	o := c.runIn(ctx, c.s.startSession(t))
+	return o.code, o.gone, o.err
 }
 
-// runIn runs the call in ss. ran reports that the command started.
-func (c call) runIn(ctx context.Context, ss *session) (code int, gone bool, err error, ran bool) {
+// outcome is how a call went in one session.
+type outcome struct {
+	code  int
+	gone  bool // the command never started: the pod went away
+	taken bool // the wrapper took the call (ran the command, or found it missing): no second try
+	err   error
+}
+
+// runIn runs the call in ss.
+func (c call) runIn(ctx context.Context, ss *session) outcome {
 	s, t := c.s, ss.t
-	defer ss.cancel()
 	f := ss.f
 	ss.stdout.bind(c.stdout)
 	ss.stderr.bind(c.stderr)
@@ -84,26 +91,26 @@ func (c call) runIn(ctx context.Context, ss *session) (code int, gone bool, err 
 	select {
 	case <-ss.done:
 	case <-time.After(streamGrace):
-		return 0, false, sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s: the exec stream to %s did not end", c.what, t), nil), f.Ran()
+		return outcome{taken: f.Ran(), err: sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s: the exec stream to %s did not end", c.what, t), nil)}
 	}
 	if ctx.Err() != nil {
-		return 0, false, ctx.Err(), f.Ran()
+		return outcome{taken: f.Ran(), err: ctx.Err()}
 	}
 	xcode, xerr := ss.code, ss.err
 
 	select {
 	case <-f.Started():
 	default:
-		// The wrapper never ran: the exec was refused or failed.
+		// The wrapper never taken: the exec was refused or failed.
 		err := s.diagnose(ctx, t, xerr, f.ClientMessage())
 		if err == nil {
 			err = sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s: the shell in %s did not start (exit code %d): %s",
 				c.what, t, xcode, f.ClientMessage()), nil)
 		}
-		return 0, errors.Is(err, errPodGone), err, false
+		return outcome{gone: errors.Is(err, errPodGone), err: err}
 	}
 	if f.NotFound() {
-		return 0, false, sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s: not found (or not executable) in %s", c.what, t), nil), true
+		return outcome{taken: true, err: sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s: not found (or not executable) in %s", c.what, t), nil)}
 	}
 	if !f.Ran() {
 		// The wrapper started but ended before the command did: the
@@ -113,27 +120,27 @@ func (c call) runIn(ctx context.Context, ss *session) (code int, gone bool, err 
 			err = sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s: the exec session in %s ended before the command started (exit code %d): %s",
 				c.what, t, ss.code, errText(ss.err, f.ClientMessage())), nil)
 		}
-		return 0, errors.Is(err, errPodGone), err, false
+		return outcome{gone: errors.Is(err, errPodGone), err: err}
 	}
 	if s.set.transport == TransportCLI {
 		// kubectl exits with the remote code, or with its own when the
 		// connection failed: the wrapper's exit line tells which.
 		if code, ok := f.ExitCode(); ok {
-			return code, false, nil, true
+			return outcome{code: code, taken: true}
 		}
 		if xerr == nil && xcode == 0 {
-			return 0, false, nil, true
+			return outcome{taken: true}
 		}
-		return 0, false, sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s in %s: kubectl ended before the command did (exit code %d): %s",
-			c.what, t, xcode, errText(xerr, f.ClientMessage())), nil), true
+		return outcome{taken: true, err: sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s in %s: kubectl ended before the command did (exit code %d): %s",
+			c.what, t, xcode, errText(xerr, f.ClientMessage())), nil)}
 	}
 	if xerr != nil {
 		if err := s.diagnose(ctx, t, nil, ""); err != nil {
-			return 0, false, fmt.Errorf("%s: %w", c.what, err), true
+			return outcome{taken: true, err: fmt.Errorf("%s: %w", c.what, err)}
 		}
-		return 0, false, sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s in %s: the exec stream failed", c.what, t), xerr), true
+		return outcome{taken: true, err: sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s in %s: the exec stream failed", c.what, t), xerr)}
 	}
-	return xcode, false, nil, true
+	return outcome{code: xcode, taken: true}
 }
 
 func errText(err error, msg string) string {

@@ -35,6 +35,7 @@ func (s *Sandbox) startSession(t target) *session {
 	ss.f = remoteproc.NewFilter(ss.stdout, ss.stderr, s.set.transport == TransportCLI)
 	go func() {
 		defer close(ss.done)
+		defer cancel() // the stream is over: release its context
 		ss.code, ss.err = s.c.exec(ctx, t, remoteproc.Argv(), pr, ss.f.Stdout(), ss.f.Stderr())
 		// A write to the wrapper's stdin after the stream has ended
 		// fails instead of waiting for a reader that is gone.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -152,6 +153,10 @@ func (r *RemoteSandbox) send(stream sandboxpb.Sandbox_SpawnClient, req sandbox.R
 	return stream.CloseSend()
 }
 
+// deadlineSkew is how far apart the host's and the plugin's clocks may
+// see the same deadline pass.
+const deadlineSkew = 100 * time.Millisecond
+
 // streamError classifies what ended a Spawn stream early.
 func (r *RemoteSandbox) streamError(ctx context.Context, what string, err error) error {
 	if ctx.Err() != nil {
@@ -162,6 +167,17 @@ func (r *RemoteSandbox) streamError(ctx context.Context, what string, err error)
 	}
 	st, _ := status.FromError(err)
 	switch st.Code() {
+	case codes.Canceled, codes.DeadlineExceeded:
+		// gRPC sends the call's deadline to the plugin, whose side of
+		// the stream can give up a moment before ours does: the
+		// deadline it ended on is the caller's.
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < deadlineSkew {
+			select {
+			case <-ctx.Done():
+				return sandbox.ContextError(ctx, what, 0)
+			case <-time.After(time.Until(deadline) + deadlineSkew):
+			}
+		}
 	case codes.NotFound:
 		return sandbox.NewError(sandbox.KindStart, fmt.Sprintf("plugin %s: sandbox %s: %s", r.plugin, r.name, st.Message()), nil)
 	case codes.InvalidArgument, codes.ResourceExhausted, codes.Unimplemented, codes.FailedPrecondition:

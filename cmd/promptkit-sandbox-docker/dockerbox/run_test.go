@@ -239,8 +239,9 @@ func TestRunOutputCap(t *testing.T) {
 	if sb.OutputLimit() != 1000 {
 		t.Fatalf("OutputLimit = %d", sb.OutputLimit())
 	}
+	// A minute, not the default 10s: the whole suite loads the engine.
 	resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{
-		Command: "/bin/sh", Args: []string{"-c", "yes | head -c 5000000; echo small >&2"},
+		Command: "/bin/sh", Args: []string{"-c", "yes | head -c 5000000; echo small >&2"}, Timeout: time.Minute,
 	})
 	if err != nil {
 		t.Fatalf("Spawn: %v", err)

@@ -174,15 +174,11 @@ func (s *Sandbox) diagnose(ctx context.Context, t target, err error, msg string)
 		}
 	}
 	if err == nil && msg != "" {
-		line := lastLine(msg)
-		switch r := kubectlReason(line); r {
-		case apiOther:
-			return sandbox.NewError(sandbox.KindStart, fmt.Sprintf("exec in %s: %s", t, line), nil)
-		case apiUnreachable:
-			err = &apiError{reason: r, msg: fmt.Sprintf("API server %s unreachable: %s", s.c.server(), line)}
-		default:
-			err = &apiError{reason: r, msg: line}
+		ae := messageErr(s.c.server(), lastLine(msg), nil)
+		if ae.reason == apiOther {
+			return sandbox.NewError(sandbox.KindStart, fmt.Sprintf("exec in %s: %s", t, ae.msg), nil)
 		}
+		err = ae
 	}
 	if err == nil {
 		if gerr != nil {

@@ -133,9 +133,15 @@ func (c *cli) kubectlErr(err error, stderr string) error {
 	if msg == "" {
 		msg = err.Error()
 	}
+	return messageErr(c.host, msg, err)
+}
+
+// messageErr is the apiError a client's one-line message (kubectl's
+// verdict) describes; host names the API server it failed to reach.
+func messageErr(host, msg string, err error) *apiError {
 	reason := kubectlReason(msg)
 	if reason == apiUnreachable {
-		msg = fmt.Sprintf("API server %s unreachable: %s", c.host, msg)
+		msg = fmt.Sprintf("API server %s unreachable: %s", host, msg)
 	}
 	return &apiError{reason: reason, msg: msg, err: err}
 }

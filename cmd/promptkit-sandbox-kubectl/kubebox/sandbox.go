@@ -54,7 +54,7 @@ var version = "dev"
 
 // Factory builds a kubectl_exec sandbox. It validates the configuration,
 // finds the pod and container, and checks that the container can run
-// calls (Requirement).
+// calls (remoteproc.Requirement).
 func Factory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
 	set, err := parseConfig(cfg)
 	if err != nil {
@@ -94,9 +94,6 @@ func Factory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
 	return s, nil
 }
 
-// Requirement is what the target container must have.
-const Requirement = remoteproc.Requirement
-
 // checkShell makes sure the container can run the wrapper and the kill
 // script.
 func (s *Sandbox) checkShell(ctx context.Context, t target) error {
@@ -115,7 +112,7 @@ func (s *Sandbox) checkShell(ctx context.Context, t target) error {
 			msg = msg[:512]
 		}
 		return sandbox.NewError(sandbox.KindStart, fmt.Sprintf(
-			"%s cannot run kubectl_exec commands: it needs %s; the check exited %d: %s", t, Requirement, code, msg), nil)
+			"%s cannot run kubectl_exec commands: it needs %s; the check exited %d: %s", t, remoteproc.Requirement, code, msg), nil)
 	}
 	return nil
 }

@@ -12,9 +12,18 @@ import (
 
 var (
 	testPluginOnce  sync.Once
+	testPluginDir   string // removed by TestMain
 	testPluginBuild string
 	testPluginErr   error
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if testPluginDir != "" {
+		os.RemoveAll(testPluginDir)
+	}
+	os.Exit(code)
+}
 
 // testPluginBinary builds the host's test plugin once per test binary.
 func testPluginBinary(t *testing.T) string {
@@ -25,6 +34,7 @@ func testPluginBinary(t *testing.T) string {
 			testPluginErr = err
 			return
 		}
+		testPluginDir = dir
 		testPluginBuild = filepath.Join(dir, "testplugin")
 		cmd := exec.Command("go", "build", "-o", testPluginBuild, "../../plugin/internal/testplugin")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 	"github.com/altairalabs/promptkit-sandbox/plugin/discovery"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
@@ -120,24 +121,15 @@ func (s starts) pids(t testing.TB) []int {
 	return pids
 }
 
-// alive reports whether pid is a live process (a zombie counts as gone).
-func alive(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
-
+// waitGone fails the test if any of pids is still alive (see proctest.Alive)
+// after within.
 func waitGone(t testing.TB, within time.Duration, pids ...int) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
 		var left []int
 		for _, pid := range pids {
-			if alive(pid) {
+			if proctest.Alive(pid) {
 				left = append(left, pid)
 			}
 		}

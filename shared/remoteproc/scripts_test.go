@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 )
 
 // shells are the POSIX shells the wrapper is proven with: the system's
@@ -198,7 +200,9 @@ func TestKillScriptKillsTree(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			f := NewFilter(&stdout, &stderr, false)
 			cmd := exec.Command(sh[0], append(sh[1:], Argv()[1:]...)...)
-			cmd.Stdin = bytes.NewReader(preamble(t, "/bin/sh", []string{"-c", `sleep 300 & setsid sleep 301 & echo started; wait`}))
+			pids := filepath.Join(t.TempDir(), "pids")
+			cmd.Stdin = bytes.NewReader(preamble(t, "/bin/sh", []string{"-c",
+				`sleep 300 & echo $! > "$1"; setsid sleep 301 & echo $! >> "$1"; echo started; wait`, "sh", pids}))
 			cmd.Stdout, cmd.Stderr = f.Stdout(), f.Stderr()
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 			if err := cmd.Start(); err != nil {
@@ -211,6 +215,9 @@ func TestKillScriptKillsTree(t *testing.T) {
 			for !strings.Contains(stdoutOf(f, &stdout), "started") && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
 			}
+			// Its own children, by PID and start time: other tests may be
+			// running sleeps of their own.
+			children := proctest.Identify(t, proctest.ReadPIDs(t, pids, 2)...)
 			kill := KillArgv(f.PID())
 			if out, err := exec.Command(sh[0], append(sh[1:], kill[1:]...)...).CombinedOutput(); err != nil {
 				t.Fatalf("kill: %v %s", err, out)
@@ -221,9 +228,7 @@ func TestKillScriptKillsTree(t *testing.T) {
 				_ = cmd.Process.Kill()
 				t.Fatal("the wrapper survived the kill script")
 			}
-			if out, _ := exec.Command("pgrep", "-f", "sleep 30[01]").Output(); len(out) > 0 {
-				t.Fatalf("processes left: %s", out)
-			}
+			proctest.AssertGone(t, children...)
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -32,7 +33,7 @@ const slack = 3 * time.Second
 
 // startTree starts script with the PID file as $1 and returns the process
 // and the identities of its tree once all of it runs.
-func startTree(t *testing.T, ctx context.Context, script string, opts Options, timeout time.Duration) (*Process, []procID) {
+func startTree(t *testing.T, ctx context.Context, script string, opts Options, timeout time.Duration) (*Process, []proctest.ID) {
 	t.Helper()
 	file := pidFile(t)
 	req := sh(script, file)
@@ -42,7 +43,7 @@ func startTree(t *testing.T, ctx context.Context, script string, opts Options, t
 		t.Fatalf("Start: %v", err)
 	}
 	t.Cleanup(func() { p.Stop(); p.Wait() })
-	return p, identify(t, readPIDs(t, file, treeSize))
+	return p, proctest.Identify(t, proctest.ReadPIDs(t, file, treeSize)...)
 }
 
 func TestTimeoutKillsProcessTree(t *testing.T) {
@@ -66,7 +67,7 @@ func TestTimeoutKillsProcessTree(t *testing.T) {
 	if elapsed < timeout || elapsed > timeout+DefaultKillGrace+slack {
 		t.Errorf("returned after %v, want about %v", elapsed, timeout)
 	}
-	assertAllGone(t, tree)
+	proctest.AssertGone(t, tree...)
 }
 
 func TestTimeoutEscalatesToSIGKILL(t *testing.T) {
@@ -85,7 +86,7 @@ func TestTimeoutEscalatesToSIGKILL(t *testing.T) {
 	if elapsed > timeout+grace+slack {
 		t.Errorf("returned after %v, want about %v", elapsed, timeout+grace)
 	}
-	assertAllGone(t, tree)
+	proctest.AssertGone(t, tree...)
 }
 
 func TestTimeoutLetsProcessExitGracefully(t *testing.T) {
@@ -122,7 +123,7 @@ func TestCancelKillsProcessTree(t *testing.T) {
 	if d := time.Since(start); d > DefaultKillGrace+slack {
 		t.Errorf("Wait took %v after cancel", d)
 	}
-	assertAllGone(t, tree)
+	proctest.AssertGone(t, tree...)
 }
 
 func TestStopKillsProcessTree(t *testing.T) {
@@ -132,7 +133,7 @@ func TestStopKillsProcessTree(t *testing.T) {
 	if sandbox.KindOf(err) != sandbox.KindCanceled {
 		t.Fatalf("err = %v, want KindCanceled", err)
 	}
-	assertAllGone(t, tree)
+	proctest.AssertGone(t, tree...)
 }
 
 // A leader that exits while a background child still holds stdout gets its
@@ -158,7 +159,7 @@ while [ ! -e "$2" ]; do sleep 0.01; done
 			if err != nil {
 				t.Fatal(err)
 			}
-			tree := identify(t, readPIDs(t, pids, treeSize))
+			tree := proctest.Identify(t, proctest.ReadPIDs(t, pids, treeSize)...)
 			if err := os.WriteFile(release, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -179,7 +180,7 @@ while [ ! -e "$2" ]; do sleep 0.01; done
 			if got := string(resp.Stdout); got != "out\n" {
 				t.Errorf("stdout = %q, want %q", got, "out\n")
 			}
-			assertAllGone(t, tree)
+			proctest.AssertGone(t, tree...)
 		})
 	}
 }
@@ -195,7 +196,7 @@ echo done`
 	start := time.Now()
 	resp, err := Run(context.Background(), sh(script, file), Options{OrphanWait: orphanWait})
 	elapsed := time.Since(start)
-	identify(t, readPIDs(t, file, 1)) // still running: the documented limit; cleanup kills it
+	proctest.Identify(t, proctest.ReadPIDs(t, file, 1)...) // still running: the documented limit; cleanup kills it
 
 	if err != nil {
 		t.Fatalf("err = %v, want nil", err)
@@ -218,11 +219,16 @@ func TestHostDeathKillsProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { host.Process.Kill(); host.Wait() })
-	child := identify(t, readPIDs(t, file, 1))
+	child := proctest.Identify(t, proctest.ReadPIDs(t, file, 1)...)
 
 	if err := host.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	host.Wait()
-	assertAllGone(t, child)
+	proctest.AssertGone(t, child...)
+}
+
+// pidFile names a fresh file for a script to record PIDs in.
+func pidFile(t *testing.T) string {
+	return filepath.Join(t.TempDir(), "pids")
 }

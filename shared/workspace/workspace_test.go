@@ -10,58 +10,23 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/escapetest"
 )
 
-// fixture is a workspace with files inside and a secret outside it:
-//
-//	outside/secret           the file every escape tries to reach
-//	ws/                      the workspace
-//	  file.txt, dir/nested.txt
-//	  in-link -> file.txt, dir-link -> dir, chain1 -> chain2 -> file.txt
-//	  out-abs -> outside/secret (absolute), out-rel -> ../outside/secret
-//	  out-dir -> ../outside, chain-out1 -> chain-out2 -> ../outside/secret
-//	  abs-in -> ws/file.txt (absolute, pointing inside)
-//	  proc-root -> /proc/self/root, proc-cwd -> /proc/self/cwd
+// fixture is escapetest's layout, opened as a workspace.
 type fixture struct {
-	base, dir, secret string
-	w                 *Workspace
+	*escapetest.Fixture
+	w *Workspace
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	base := t.TempDir()
-	f := &fixture{base: base, dir: filepath.Join(base, "ws"), secret: filepath.Join(base, "outside", "secret")}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
+	f := &fixture{Fixture: escapetest.New(t)}
+	w, err := Open(f.Dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	must(os.MkdirAll(filepath.Join(f.dir, "dir"), 0o755))
-	must(os.MkdirAll(filepath.Dir(f.secret), 0o755))
-	must(os.WriteFile(f.secret, []byte("SECRET"), 0o600))
-	must(os.WriteFile(filepath.Join(f.dir, "file.txt"), []byte("inside"), 0o644))
-	must(os.WriteFile(filepath.Join(f.dir, "dir", "nested.txt"), []byte("nested"), 0o644))
-	for link, to := range map[string]string{
-		"in-link":    "file.txt",
-		"dir-link":   "dir",
-		"chain1":     "chain2",
-		"chain2":     "file.txt",
-		"out-abs":    f.secret,
-		"out-rel":    "../outside/secret",
-		"out-dir":    "../outside",
-		"chain-out1": "chain-out2",
-		"chain-out2": "../outside/secret",
-		"abs-in":     filepath.Join(f.dir, "file.txt"),
-		"proc-root":  "/proc/self/root",
-		"proc-cwd":   "/proc/self/cwd",
-		"dir/up":     "..",
-		"dir/upup":   "../..",
-	} {
-		must(os.Symlink(to, filepath.Join(f.dir, link)))
-	}
-	w, err := Open(f.dir)
-	must(err)
 	t.Cleanup(func() { _ = w.Close() })
 	f.w = w
 	return f
@@ -69,20 +34,7 @@ func newFixture(t *testing.T) *fixture {
 
 func TestLegitimatePathsWork(t *testing.T) {
 	f := newFixture(t)
-	for path, want := range map[string]string{
-		"file.txt":                       "inside",
-		"./file.txt":                     "inside",
-		"dir/../file.txt":                "inside",
-		"dir/nested.txt":                 "nested",
-		"in-link":                        "inside",
-		"dir-link/nested.txt":            "nested",
-		"chain1":                         "inside",
-		"dir/up/file.txt":                "inside",
-		filepath.Join(f.dir, "file.txt"): "inside",
-		filepath.Join(f.dir, "dir", "nested.txt"): "nested",
-		filepath.Join(f.dir, "in-link"):           "inside",
-		f.dir + "/dir/../file.txt":                "inside",
-	} {
+	for path, want := range f.Legit() {
 		got, err := f.w.ReadFile(path)
 		if err != nil || string(got) != want {
 			t.Errorf("ReadFile(%q) = %q, %v; want %q", path, got, err, want)
@@ -90,49 +42,9 @@ func TestLegitimatePathsWork(t *testing.T) {
 	}
 }
 
-// escapes are paths that must never reach outside the workspace.
-func escapes(f *fixture) []string {
-	rel, _ := filepath.Rel(f.dir, f.secret)
-	return []string{
-		"../outside/secret",
-		rel,
-		"dir/../../outside/secret",
-		"./../outside/secret",
-		"dir/../../../../../../etc/passwd",
-		"..",
-		"../",
-		"dir/../..",
-		"../ws/../outside/secret",
-		"./dir/./../../outside/secret",
-		f.secret,
-		"/etc/passwd",
-		"/",
-		f.base,
-		f.dir + "/../outside/secret",
-		f.dir + "/dir/../../outside/secret",
-		f.dir + "-sibling/file",
-		"/proc/self/root" + f.secret,
-		"/proc/self/cwd/file.txt",
-		"/proc/self/root/etc/passwd",
-		"/proc/1/root/etc/passwd",
-		"out-abs",
-		"out-rel",
-		"out-dir/secret",
-		"chain-out1",
-		"abs-in",
-		"proc-root/etc/passwd",
-		"proc-cwd/file.txt",
-		"dir/upup/outside/secret",
-		"dir-link/upup/outside/secret",
-		"dir/../out-rel",
-		filepath.Join(f.dir, "out-dir", "secret"),
-		"dir-link/../out-dir/secret",
-	}
-}
-
 func TestEscapesAreRefused(t *testing.T) {
 	f := newFixture(t)
-	paths := escapes(f)
+	paths := f.Escapes()
 	if len(paths) < 30 {
 		t.Fatalf("only %d escape attempts", len(paths))
 	}
@@ -152,10 +64,10 @@ func TestEscapesAreRefused(t *testing.T) {
 			t.Errorf("WriteFile(%q): %v", path, err)
 		}
 	}
-	if got, _ := os.ReadFile(f.secret); string(got) != "SECRET" {
+	if got, _ := os.ReadFile(f.Secret); string(got) != escapetest.Secret {
 		t.Fatalf("the secret was overwritten: %q", got)
 	}
-	if entries, _ := os.ReadDir(filepath.Dir(f.secret)); len(entries) != 1 {
+	if entries, _ := os.ReadDir(filepath.Dir(f.Secret)); len(entries) != 1 {
 		t.Fatalf("files appeared outside: %v", entries)
 	}
 }
@@ -174,7 +86,7 @@ func TestBadPaths(t *testing.T) {
 
 func TestWriteFileAtomicKeepsModeCreatesParents(t *testing.T) {
 	f := newFixture(t)
-	script := filepath.Join(f.dir, "run.sh")
+	script := filepath.Join(f.Dir, "run.sh")
 	if err := os.WriteFile(script, []byte("old"), 0o750); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +100,7 @@ func TestWriteFileAtomicKeepsModeCreatesParents(t *testing.T) {
 	if err := f.w.WriteFile("new/deep/file.go", []byte("package x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fi, err := os.Stat(filepath.Join(f.dir, "new/deep/file.go"))
+	fi, err := os.Stat(filepath.Join(f.Dir, "new/deep/file.go"))
 	if err != nil || fi.Mode().Perm() != 0o644 {
 		t.Errorf("new file: %v %v", fi, err)
 	}
@@ -196,18 +108,18 @@ func TestWriteFileAtomicKeepsModeCreatesParents(t *testing.T) {
 	if err := f.w.WriteFile("in-link", []byte("via link"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := os.ReadFile(filepath.Join(f.dir, "file.txt")); string(got) != "via link" {
+	if got, _ := os.ReadFile(filepath.Join(f.Dir, "file.txt")); string(got) != "via link" {
 		t.Errorf("target = %q", got)
 	}
-	if fi, _ := os.Lstat(filepath.Join(f.dir, "in-link")); fi.Mode()&fs.ModeSymlink == 0 {
+	if fi, _ := os.Lstat(filepath.Join(f.Dir, "in-link")); fi.Mode()&fs.ModeSymlink == 0 {
 		t.Error("the symlink was replaced by a file")
 	}
 	if err := f.w.WriteFile("dir", []byte("x"), 0o644); err == nil {
 		t.Error("writing over a directory: no error")
 	}
 	// No temporary files are left behind.
-	matches, _ := filepath.Glob(filepath.Join(f.dir, "*", ".*.tmp-*"))
-	top, _ := filepath.Glob(filepath.Join(f.dir, ".*.tmp-*"))
+	matches, _ := filepath.Glob(filepath.Join(f.Dir, "*", ".*.tmp-*"))
+	top, _ := filepath.Glob(filepath.Join(f.Dir, ".*.tmp-*"))
 	if len(matches)+len(top) > 0 {
 		t.Errorf("temporary files left: %v %v", matches, top)
 	}
@@ -218,11 +130,11 @@ func TestWriteFileAtomicKeepsModeCreatesParents(t *testing.T) {
 // writes go through it: none may reach the outside.
 func TestSymlinkSwappedInWhileReading(t *testing.T) {
 	f := newFixture(t)
-	outside := filepath.Dir(f.secret)
+	outside := filepath.Dir(f.Secret)
 	if err := os.WriteFile(filepath.Join(outside, "target.txt"), []byte("SECRET"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	swap := filepath.Join(f.dir, "swap")
+	swap := filepath.Join(f.Dir, "swap")
 	if err := os.Mkdir(swap, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +172,7 @@ func TestSymlinkSwappedInWhileReading(t *testing.T) {
 	}
 	stop.Store(true)
 	wg.Wait()
-	if got, _ := os.ReadFile(filepath.Join(outside, "target.txt")); string(got) != "SECRET" {
+	if got, _ := os.ReadFile(filepath.Join(outside, "target.txt")); string(got) != escapetest.Secret {
 		t.Fatalf("a write went outside: %q", got)
 	}
 	if insides == 0 {

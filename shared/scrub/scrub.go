@@ -62,10 +62,92 @@ func (s *Scrubber) String(text string) string {
 			text = strings.ReplaceAll(text, v.text, redaction(v.kind))
 		}
 	}
+	var lower string // text lower-cased, for folded triggers
 	for _, p := range patterns {
-		text = replace(text, p)
+		hay := text
+		if p.fold {
+			if lower == "" {
+				lower = asciiLower(text)
+			}
+			hay = lower
+		}
+		if !containsAny(hay, p.triggers) {
+			continue
+		}
+		var out string
+		if p.multiline {
+			out = replace(text, p)
+		} else {
+			out = replaceLines(text, hay, p)
+		}
+		if out != text {
+			text, lower = out, "" // the lower-cased copy is stale
+		}
 	}
 	return text
+}
+
+// replaceLines runs p on each line of text that holds one of its
+// triggers (found in hay, which has text's byte offsets).
+func replaceLines(text, hay string, p pattern) string {
+	var b strings.Builder
+	last := 0
+	next := make([]int, len(p.triggers)) // next occurrence of each trigger at or after pos, -1 for none
+	for i, t := range p.triggers {
+		next[i] = strings.Index(hay, t)
+	}
+	for pos := 0; ; {
+		at := -1
+		for i, t := range p.triggers {
+			if next[i] >= 0 && next[i] < pos {
+				if j := strings.Index(hay[pos:], t); j >= 0 {
+					next[i] = pos + j
+				} else {
+					next[i] = -1
+				}
+			}
+			if next[i] >= 0 && (at < 0 || next[i] < at) {
+				at = next[i]
+			}
+		}
+		if at < 0 {
+			break
+		}
+		start := strings.LastIndexByte(text[:at], '\n') + 1
+		end := len(text)
+		if j := strings.IndexByte(text[at:], '\n'); j >= 0 {
+			end = at + j
+		}
+		b.WriteString(text[last:start])
+		b.WriteString(replace(text[start:end], p))
+		last, pos = end, end
+	}
+	if last == 0 {
+		return text
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// asciiLower lower-cases ASCII letters only, so byte offsets stay those
+// of s (strings.ToLower may change a string's length).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // Bytes is String for a byte slice.

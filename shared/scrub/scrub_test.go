@@ -5,41 +5,15 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-)
 
-// Test credentials: shaped like the real thing, valid for nothing.
-var formats = []struct {
-	kind, secret, context string
-}{
-	{"aws-access-key-id", "AKIAIOSFODNN7EXAMPLE", "aws_access_key_id = %s"},
-	{"aws-access-key-id", "ASIAY34FZKBOKMUTVV7A", "key %s in use"},
-	{"github-token", "ghp_" + strings.Repeat("a1B2", 9), "token: %s"},
-	{"github-token", "gho_" + strings.Repeat("Zz09", 9), "%s"},
-	{"github-token", "ghu_" + strings.Repeat("Qx7k", 9), "(%s)"},
-	{"github-token", "ghs_" + strings.Repeat("m3N4", 9), "remote: %s"},
-	{"github-token", "github_pat_11ABCDEFG0" + strings.Repeat("x", 12) + "_" + strings.Repeat("Y", 59), "pat %s end"},
-	{"anthropic-api-key", "sk-ant-api03-" + strings.Repeat("AbC1_-", 8), "key=%s"},
-	{"openai-api-key", "sk-proj-" + strings.Repeat("T3stK3y", 6), "Bearer %s"},
-	{"openai-api-key", "sk-" + strings.Repeat("abcDEF123", 5), "OPENAI %s"},
-	{"google-api-key", "AIzaSyD" + strings.Repeat("x1Y2z", 6) + "ab", "url?key=%s&q=1"},
-	{"slack-token", "xoxb-1234567890-0987654321-" + strings.Repeat("aB", 12), "slack %s"},
-	{"slack-webhook", "https://hooks.slack.com/services/T000/B000/" + strings.Repeat("X", 24), "post to %s now"},
-	{"stripe-key", "sk_live_" + strings.Repeat("4eC39HqLyjWD", 2), "stripe %s"},
-	{"stripe-key", "rk_test_" + strings.Repeat("51Hx", 6), "%s"},
-	{"jwt", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "Authorization: Bearer %s"},
-	{"pem-private-key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1\nabc+/=\n-----END RSA PRIVATE KEY-----", "key:\n%s\ndone"},
-	{"pem-private-key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----", "%s"},
-	{"pem-private-key", "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B", "truncated: %s"},
-}
+	"github.com/altairalabs/promptkit-sandbox/internal/scrubtest"
+)
 
 func TestFormats(t *testing.T) {
 	s := New(nil)
-	for _, f := range formats {
-		in := strings.Replace(f.context, "%s", f.secret, 1)
-		got := s.String(in)
-		want := strings.Replace(f.context, "%s", "[REDACTED:"+f.kind+"]", 1)
-		if got != want {
-			t.Errorf("%s:\n in  %q\n got %q\nwant %q", f.kind, in, got, want)
+	for _, c := range scrubtest.Credentials {
+		if got, want := s.String(c.Line()), c.Redacted(); got != want {
+			t.Errorf("%s:\n in  %q\n got %q\nwant %q", c.Kind, c.Line(), got, want)
 		}
 	}
 }
@@ -76,6 +50,8 @@ func TestSecretAssignments(t *testing.T) {
 		"the token is refreshed hourly":                           "the token is refreshed hourly",
 		"TOKEN_TTL_SECONDS=3600":                                  "TOKEN_TTL_SECONDS=3600",
 		"grep -rn password .":                                     "grep -rn password .",
+		`read "ws/outside/secret": file does not exist`:           `read "ws/outside/secret": file does not exist`,
+		`{"password": null, "token": 1234567}`:                    `{"password": null, "token": 1234567}`,
 	} {
 		if got := s.String(in); got != want {
 			t.Errorf("\n in  %q\n got %q\nwant %q", in, got, want)
@@ -139,5 +115,29 @@ func TestStreamReleasesLongLines(t *testing.T) {
 	long := strings.Repeat("x", maxHold+10)
 	if out := st.Write(long); out != long {
 		t.Fatalf("a line over the hold limit was kept back (%d bytes out)", len(out))
+	}
+}
+
+// TestManyLines: only the lines holding a trigger are rewritten, and the
+// text around them survives byte for byte.
+func TestManyLines(t *testing.T) {
+	s := New(nil)
+	key := "AKIAIOSFODNN7EXAMPLE"
+	in := key + " first\nplain line\n\nDB_PASSWORD=hunter22 and " + key + "\nasia is a word\nlast " + key
+	want := "[REDACTED:aws-access-key-id] first\nplain line\n\nDB_PASSWORD=[REDACTED:secret-assignment] and [REDACTED:aws-access-key-id]\nasia is a word\nlast [REDACTED:aws-access-key-id]"
+	if got := s.String(in); got != want {
+		t.Errorf("\n got %q\nwant %q", got, want)
+	}
+	long := strings.Repeat("nothing to see here\n", 10000)
+	if got := s.String(long); got != long {
+		t.Error("clean text changed")
+	}
+}
+
+func BenchmarkCleanText(b *testing.B) {
+	s := New(map[string]string{"X": "registered-value"})
+	text := strings.Repeat("line 1234: the quick brown fox jumps over the lazy dog, again and again\n", 2000)
+	for b.Loop() {
+		s.String(text)
 	}
 }

@@ -1,0 +1,51 @@
+package files
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"strings"
+)
+
+// Write replaces the file at filePath with content, or creates it (mode
+// 0644, with its missing parent directories). An existing file must have
+// been read through l and be unchanged since; it keeps its mode. The
+// write is atomic: a reader sees the old content or the new. The new
+// content is recorded in l, so an Edit can follow without a Read.
+func (f *Files) Write(l *Ledger, filePath, content string) (string, error) {
+	out, err := f.write(l, filePath, content)
+	if err != nil {
+		return "", wrapWrite("write", filePath, err)
+	}
+	return out, nil
+}
+
+func (f *Files) write(l *Ledger, path, content string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, err := f.locate(path)
+	if err != nil {
+		return "", err
+	}
+	if t.info != nil {
+		err := f.checkFresh(l, t, func() ([sha256.Size]byte, error) { return f.hashFile(path) })
+		if err != nil {
+			return "", err
+		}
+	}
+	data := []byte(content)
+	if err := f.ws.WriteFile(path, data, 0o644); err != nil {
+		return "", err
+	}
+	f.remember(l, path, t.rel, data)
+	return fmt.Sprintf("Wrote %s (%s) to %s", plural(len(data), "byte"), plural(countLines(content), "line"), t.abs), nil
+}
+
+// wrapWrite puts verb and path before err, unless Workspace.WriteFile
+// already did (it words its errors "write PATH: ..."): said twice, the
+// path only adds noise.
+func wrapWrite(verb, path string, err error) error {
+	if verb == "write" && strings.HasPrefix(err.Error(), fmt.Sprintf("write %q: ", path)) {
+		return err
+	}
+	return fmt.Errorf("%s %q: %w", verb, path, err)
+}

@@ -1,0 +1,304 @@
+package shells
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+)
+
+// maxTombs bounds the tombstones kept for forgotten shells.
+const maxTombs = 256
+
+// bgShell is one background shell.
+type bgShell struct {
+	id          string
+	description string // the agent's words for it, to list known shells
+	proc        *shell.Process
+	done        chan struct{} // closed once the process is reaped and its output flushed
+
+	mu             sync.Mutex
+	stdout, stderr *pending
+	status         string    // "" while running; final once done is closed
+	ended          time.Time // set with status
+}
+
+func (sh *bgShell) finished() bool {
+	select {
+	case <-sh.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// tomb is what is left of a forgotten shell.
+type tomb struct {
+	status string
+	note   string // why output may be missing; empty when it was all read
+}
+
+func (m *Manager) startBackground(c Command) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return "", errClosed
+	}
+	var running []string
+	for id, sh := range m.shells {
+		if !sh.finished() {
+			running = append(running, id)
+		}
+	}
+	if len(running) >= m.opts.MaxBackground {
+		slices.Sort(running)
+		return "", fmt.Errorf("bash: %d background shells are running, the maximum; stop one with KillShell first (running: %s)",
+			len(running), strings.Join(running, ", "))
+	}
+	sh := &bgShell{id: m.newID(), description: c.Description, done: make(chan struct{})}
+	sh.stdout = &pending{mu: &sh.mu, rel: newReleaser(m.opts.Scrubber), limit: m.opts.MaxBuffered}
+	sh.stderr = &pending{mu: &sh.mu, rel: newReleaser(m.opts.Scrubber), limit: m.opts.MaxBuffered}
+	// Not the call's context: the shell outlives the call that started it.
+	p, err := m.start(context.Background(), c.Command, -1, sh.stdout, sh.stderr)
+	if err != nil {
+		return "", err
+	}
+	sh.proc = p
+	m.shells[sh.id] = sh
+	go m.watch(sh)
+	return "Started background shell " + sh.id, nil
+}
+
+// newID returns an unused ID; m.mu must be held. 32 random bits keep a
+// shell from being guessed or confused with another.
+func (m *Manager) newID() string {
+	for {
+		var b [4]byte
+		_, _ = rand.Read(b[:]) // never fails since Go 1.24
+		id := "bash_" + hex.EncodeToString(b[:])
+		if _, used := m.shells[id]; used {
+			continue
+		}
+		if _, used := m.tombs[id]; used {
+			continue
+		}
+		return id
+	}
+}
+
+// watch waits for the shell's process and records how it ended.
+func (m *Manager) watch(sh *bgShell) {
+	_, err := sh.proc.Wait()
+	sh.mu.Lock()
+	// The sinks are never written after Wait returns: the held partial
+	// lines are final.
+	sh.stdout.flush()
+	sh.stderr.flush()
+	sh.status = statusOf(err)
+	sh.ended = time.Now()
+	sh.mu.Unlock()
+	close(sh.done)
+	m.evictUnread()
+}
+
+func statusOf(err error) string {
+	var xe *sandbox.ExitError
+	switch {
+	case err == nil:
+		return "exited with code 0"
+	case errors.As(err, &xe):
+		return "exited with code " + exitCode(xe)
+	case sandbox.KindOf(err) == sandbox.KindCanceled:
+		return "killed" // only Kill and Close stop a background shell
+	}
+	return "failed: " + err.Error()
+}
+
+// evictUnread discards the oldest finished shells beyond MaxBackground,
+// so shells nobody reads cannot pile up buffered output.
+func (m *Manager) evictUnread() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ended []*bgShell
+	for _, sh := range m.shells {
+		if sh.finished() {
+			ended = append(ended, sh)
+		}
+	}
+	if len(ended) <= m.opts.MaxBackground {
+		return
+	}
+	slices.SortFunc(ended, func(a, b *bgShell) int { return a.ended.Compare(b.ended) })
+	note := fmt.Sprintf("its unread output was discarded: more than %d finished shells were left unread", m.opts.MaxBackground)
+	for _, sh := range ended[:len(ended)-m.opts.MaxBackground] {
+		delete(m.shells, sh.id)
+		m.bury(sh.id, tomb{status: sh.status, note: note})
+	}
+}
+
+// bury records a forgotten shell; m.mu must be held.
+func (m *Manager) bury(id string, t tomb) {
+	m.tombs[id] = t
+	m.tombList = append(m.tombList, id)
+	if len(m.tombList) > maxTombs {
+		delete(m.tombs, m.tombList[0])
+		m.tombList = m.tombList[1:]
+	}
+}
+
+// lookup finds a shell or its tombstone; m.mu must not be held.
+func (m *Manager) lookup(id string) (*bgShell, *tomb, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sh, ok := m.shells[id]; ok {
+		return sh, nil, nil
+	}
+	if t, ok := m.tombs[id]; ok {
+		return nil, &t, nil
+	}
+	if len(m.shells) == 0 {
+		return nil, nil, fmt.Errorf("no background shell with ID %q (there are none)", id)
+	}
+	known := make([]string, 0, len(m.shells))
+	for id, sh := range m.shells {
+		state := "running"
+		if sh.finished() {
+			state = "finished"
+		}
+		if sh.description != "" {
+			state += ": " + sh.description
+		}
+		known = append(known, id+" ("+state+")")
+	}
+	slices.Sort(known)
+	return nil, nil, fmt.Errorf("no background shell with ID %q (known: %s)", id, strings.Join(known, ", "))
+}
+
+// Output returns what shell id printed since the previous call, stdout
+// and stderr apart, under its status. With a filter (a Go regexp), only
+// the lines it matches are returned; the others are consumed all the
+// same. Once the final status has been returned with all output, the
+// shell is forgotten and later calls get only its status.
+func (m *Manager) Output(id, filter string) (string, error) {
+	var re *regexp.Regexp
+	if filter != "" {
+		var err error
+		if re, err = regexp.Compile(filter); err != nil {
+			return "", fmt.Errorf("bash output: invalid filter: %w", err)
+		}
+	}
+	sh, t, err := m.lookup(id)
+	if err != nil {
+		return "", fmt.Errorf("bash output: %w", err)
+	}
+	if t != nil {
+		return joinLines("Status: "+t.status, noteOr(t.note, "(no new output)")), nil
+	}
+
+	sh.mu.Lock()
+	status := sh.status
+	outText, outDropped := sh.stdout.take()
+	errText, errDropped := sh.stderr.take()
+	sh.mu.Unlock()
+	if status == "" {
+		status = "running"
+	} else {
+		m.mu.Lock()
+		if m.shells[id] == sh {
+			delete(m.shells, id)
+			m.bury(id, tomb{status: status})
+		}
+		m.mu.Unlock()
+	}
+
+	hadOutput := outText != "" || errText != ""
+	if re != nil {
+		outText, errText = filterLines(re, outText), filterLines(re, errText)
+	}
+	out, errOut := textClip(outText), textClip(errText)
+	ob, eb := fit(out, errOut, m.opts.MaxOutput)
+	parts := []string{
+		"Status: " + status,
+		m.section("stdout", outDropped, out.render(ob)),
+		m.section("stderr", errDropped, errOut.render(eb)),
+	}
+	if parts[1] == "" && parts[2] == "" {
+		if hadOutput {
+			parts = append(parts, "(no new output matched the filter)")
+		} else {
+			parts = append(parts, "(no new output)")
+		}
+	}
+	return strings.TrimSuffix(joinLines(parts...), "\n"), nil
+}
+
+func (m *Manager) section(name string, dropped int, text string) string {
+	if dropped == 0 && text == "" {
+		return ""
+	}
+	s := "--- " + name + " ---\n"
+	if dropped > 0 {
+		s += fmt.Sprintf("[... %d earlier bytes dropped: more than %d bytes were left unread ...]\n", dropped, m.opts.MaxBuffered)
+	}
+	return s + text
+}
+
+func noteOr(note, otherwise string) string {
+	if note != "" {
+		return "(" + note + ")"
+	}
+	return otherwise
+}
+
+// filterLines keeps the lines of text that re matches, each with its
+// newline.
+func filterLines(re *regexp.Regexp, text string) string {
+	var b strings.Builder
+	for line := range strings.SplitAfterSeq(text, "\n") {
+		if re.MatchString(strings.TrimSuffix(line, "\n")) {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+// Kill stops shell id with its whole process group (SIGTERM, then
+// SIGKILL after a grace) and waits for it. Its unread output stays
+// readable with Output.
+func (m *Manager) Kill(id string) (string, error) {
+	sh, t, err := m.lookup(id)
+	if err != nil {
+		return "", fmt.Errorf("kill shell: %w", err)
+	}
+	if t != nil {
+		return fmt.Sprintf("Background shell %s is not running (status: %s)", id, t.status), nil
+	}
+	if !sh.finished() {
+		sh.proc.Stop()
+		<-sh.done
+		if sh.status == "killed" {
+			return "Killed background shell " + id, nil
+		}
+	}
+	// It ended on its own, maybe just before Stop reached it.
+	return fmt.Sprintf("Background shell %s is not running (status: %s)", id, sh.status), nil
+}
+
+// Has reports whether id names a background shell of this manager, live
+// or remembered, so a server with several managers can route by ID.
+func (m *Manager) Has(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, live := m.shells[id]
+	_, buried := m.tombs[id]
+	return live || buried
+}

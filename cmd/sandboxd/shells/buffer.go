@@ -1,0 +1,144 @@
+package shells
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
+)
+
+// maxHold bounds a partial line held back waiting for its end, as
+// scrub.Stream does: a line longer than that is released in pieces.
+const maxHold = 64 << 10
+
+// releaser turns output arriving in pieces into text that may be shown:
+// *scrub.Stream scrubs it, lineHold passes it as it is. Both release
+// whole lines only until Flush.
+type releaser interface {
+	Write(p string) string
+	Flush() string
+}
+
+func newReleaser(s *scrub.Scrubber) releaser {
+	if s == nil {
+		return &lineHold{}
+	}
+	return s.NewStream()
+}
+
+// lineHold releases complete lines, so background output reads and
+// filters the same with or without a scrubber.
+type lineHold struct{ held string }
+
+func (l *lineHold) Write(p string) string {
+	l.held += p
+	cut := strings.LastIndexByte(l.held, '\n') + 1
+	if cut == 0 {
+		if len(l.held) <= maxHold {
+			return ""
+		}
+		cut = len(l.held)
+	}
+	out := l.held[:cut]
+	l.held = l.held[cut:]
+	return out
+}
+
+func (l *lineHold) Flush() string {
+	out := l.held
+	l.held = ""
+	return out
+}
+
+// capture is a foreground stream's sink: scrubbed (when there is a
+// scrubber) on the way into a head-and-tail buffer.
+type capture struct {
+	rel releaser // nil: no scrubbing, bytes go straight in
+	ht  *headTail
+}
+
+func (m *Manager) newCapture() *capture {
+	c := &capture{ht: newHeadTail(m.opts.MaxOutput)}
+	if m.opts.Scrubber != nil {
+		c.rel = m.opts.Scrubber.NewStream()
+	}
+	return c
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	if c.rel == nil {
+		return c.ht.Write(p)
+	}
+	_, _ = c.ht.Write([]byte(c.rel.Write(string(p))))
+	return len(p), nil
+}
+
+// finish releases what the scrubber still holds; call after Wait.
+func (c *capture) finish() clip {
+	if c.rel != nil {
+		_, _ = c.ht.Write([]byte(c.rel.Flush()))
+	}
+	return c.ht.clip()
+}
+
+// pending is a background stream's output not read yet. Writes come from
+// the process's reader goroutine, reads from Output; mu (the shell's) is
+// held for both. At most limit bytes wait: older ones are dropped, from
+// a line start where possible, and counted for the next read.
+type pending struct {
+	mu      *sync.Mutex
+	rel     releaser
+	limit   int
+	buf     []byte
+	start   int // buf[:start] is dropped and awaits compaction
+	dropped int
+}
+
+func (p *pending) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.add(p.rel.Write(string(b)))
+	return len(b), nil
+}
+
+// flush releases the partial line the process ended on; mu must be held.
+func (p *pending) flush() { p.add(p.rel.Flush()) }
+
+func (p *pending) add(s string) {
+	if s == "" {
+		return
+	}
+	p.buf = append(p.buf, s...)
+	excess := len(p.buf) - p.start - p.limit
+	if excess <= 0 {
+		return
+	}
+	cut := p.start + excess
+	if p.buf[cut-1] != '\n' {
+		// Start the kept text on a whole line, unless that keeps nothing.
+		if i := bytes.IndexByte(p.buf[cut:], '\n'); i >= 0 && cut+i+1 < len(p.buf) {
+			cut += i + 1
+		}
+	}
+	p.dropped += cut - p.start
+	p.start = cut
+	// Compacting only once the dead prefix outgrows the limit keeps a
+	// flood from copying the whole buffer on every write.
+	if p.start > p.limit {
+		n := copy(p.buf, p.buf[p.start:])
+		p.buf = p.buf[:n]
+		p.start = 0
+	}
+}
+
+// take returns the unread text and how many bytes were dropped before
+// it, and empties the buffer; mu must be held.
+func (p *pending) take() (string, int) {
+	text, dropped := string(p.buf[p.start:]), p.dropped
+	p.buf, p.start, p.dropped = p.buf[:0], 0, 0
+	if cap(p.buf) > maxHold {
+		p.buf = nil // a burst should not pin its buffer for the shell's life
+	}
+	return text, dropped
+}

@@ -1,0 +1,208 @@
+package shells
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/guard"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+)
+
+// Defaults applied by New to zero Options fields.
+const (
+	defaultTimeout       = 120 * time.Second
+	defaultMaxTimeout    = 600 * time.Second
+	defaultMaxOutput     = 30000
+	defaultMaxBackground = 16
+	defaultMaxBuffered   = 1 << 20
+)
+
+// bashPath is absolute because shell.Start resolves a bare name through
+// sandboxd's own PATH, not the command's.
+const bashPath = "/bin/bash"
+
+// Options configure a Manager. Zero fields take the defaults: timeouts of
+// 120s (default) and 600s (max), 30000 bytes of output, 16 background
+// shells, 1 MiB unread per background stream.
+type Options struct {
+	// Dir is the workspace root, where every command starts.
+	Dir string
+	// Env is the whole environment of every command ("K=V"), secrets
+	// already removed by the caller. Entries without "=" are dropped.
+	Env []string
+	// Scrubber scrubs all output as it arrives; nil means none.
+	Scrubber *scrub.Scrubber
+	// DefaultTimeout applies to a foreground command without one.
+	DefaultTimeout time.Duration
+	// MaxTimeout is the longest timeout a command may ask for.
+	MaxTimeout time.Duration
+	// MaxOutput caps a result in bytes (stdout and stderr together);
+	// the middle of longer output is elided.
+	MaxOutput int
+	// MaxBackground caps the background shells running at once.
+	MaxBackground int
+	// MaxBuffered caps each background stream's unread bytes; older
+	// bytes are dropped.
+	MaxBuffered int
+}
+
+func (o Options) withDefaults() Options {
+	if o.DefaultTimeout <= 0 {
+		o.DefaultTimeout = defaultTimeout
+	}
+	if o.MaxTimeout <= 0 {
+		o.MaxTimeout = defaultMaxTimeout
+	}
+	o.DefaultTimeout = min(o.DefaultTimeout, o.MaxTimeout)
+	if o.MaxOutput <= 0 {
+		o.MaxOutput = defaultMaxOutput
+	}
+	if o.MaxBackground <= 0 {
+		o.MaxBackground = defaultMaxBackground
+	}
+	if o.MaxBuffered <= 0 {
+		o.MaxBuffered = defaultMaxBuffered
+	}
+	return o
+}
+
+// Manager runs commands and keeps background shells. It is safe for
+// concurrent use.
+type Manager struct {
+	opts Options
+	env  []string
+
+	mu       sync.Mutex
+	closed   bool
+	shells   map[string]*bgShell
+	tombs    map[string]tomb
+	tombList []string                    // tombstone IDs, oldest first
+	fg       map[*shell.Process]struct{} // foreground commands running
+	fgWG     sync.WaitGroup
+}
+
+// New returns a Manager for opts.
+func New(opts Options) *Manager {
+	var env []string
+	for _, kv := range opts.Env {
+		// A bare key would be looked up in sandboxd's environment.
+		if k, _, ok := strings.Cut(kv, "="); ok && k != "" {
+			env = append(env, kv)
+		}
+	}
+	return &Manager{
+		opts:   opts.withDefaults(),
+		env:    env,
+		shells: map[string]*bgShell{},
+		tombs:  map[string]tomb{},
+		fg:     map[*shell.Process]struct{}{},
+	}
+}
+
+// Command is one Bash tool call.
+type Command struct {
+	Command string
+	// Timeout bounds a foreground command: 0 means DefaultTimeout, more
+	// than MaxTimeout is an error. Background shells have none.
+	Timeout     time.Duration
+	Description string
+	Background  bool
+}
+
+// errClosed is returned by Bash after Close.
+var errClosed = errors.New("bash: the shell manager is closed")
+
+// Bash runs c. A foreground command's result carries its output and exit
+// status, a background one's the new shell's ID. Errors are for refused
+// commands (a *guard.Refusal), bad arguments and failures to start.
+func (m *Manager) Bash(ctx context.Context, c Command) (string, error) {
+	if strings.TrimSpace(c.Command) == "" {
+		return "", errors.New("bash: empty command")
+	}
+	if err := guard.Check(c.Command); err != nil {
+		return "", err
+	}
+	timeout, err := m.timeout(c.Timeout)
+	if err != nil {
+		return "", err
+	}
+	if c.Background {
+		return m.startBackground(c)
+	}
+	return m.runForeground(ctx, c.Command, timeout)
+}
+
+func (m *Manager) timeout(d time.Duration) (time.Duration, error) {
+	switch {
+	case d < 0:
+		return 0, fmt.Errorf("bash: timeout must not be negative (got %s)", d)
+	case d == 0:
+		return m.opts.DefaultTimeout, nil
+	case d > m.opts.MaxTimeout:
+		return 0, fmt.Errorf("bash: timeout %s exceeds the maximum of %s", d, m.opts.MaxTimeout)
+	}
+	return d, nil
+}
+
+// start launches command; m.mu must be held, so Close cannot miss it.
+func (m *Manager) start(ctx context.Context, command string, timeout time.Duration, stdout, stderr io.Writer) (*shell.Process, error) {
+	if m.closed {
+		return nil, errClosed
+	}
+	p, err := shell.Start(ctx, sandbox.Request{
+		Command: bashPath,
+		Args:    []string{"-c", command},
+		Env:     m.env,
+	}, shell.Options{
+		Dir:      m.opts.Dir,
+		Timeout:  timeout,
+		CleanEnv: true,
+		// The sinks bound memory themselves and must see every byte: the
+		// tail of the output is what matters most.
+		OutputLimit: math.MaxInt,
+		StdoutSink:  stdout,
+		StderrSink:  stderr,
+	})
+	if err != nil {
+		// A missing workspace reads as a missing /bin/bash otherwise.
+		return nil, fmt.Errorf("bash: in %q: %w", m.opts.Dir, err)
+	}
+	return p, nil
+}
+
+// Close kills every command and background shell, each with its whole
+// process group, and waits for them. It is idempotent; Bash refuses
+// afterwards.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	fg := make([]*shell.Process, 0, len(m.fg))
+	for p := range m.fg {
+		fg = append(fg, p)
+	}
+	bg := make([]*bgShell, 0, len(m.shells))
+	for _, sh := range m.shells {
+		bg = append(bg, sh)
+	}
+	m.mu.Unlock()
+
+	for _, p := range fg {
+		p.Stop()
+	}
+	for _, sh := range bg {
+		sh.proc.Stop()
+	}
+	m.fgWG.Wait()
+	for _, sh := range bg {
+		<-sh.done
+	}
+	return nil
+}

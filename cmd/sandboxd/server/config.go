@@ -1,0 +1,82 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Defaults for the zero values of Config.
+const (
+	DefaultAddr          = "127.0.0.1:7424"
+	DefaultMaxBody       = 10 << 20
+	DefaultShutdownGrace = 10 * time.Second
+)
+
+// Workspace is one directory the tools work in, under a name agents use
+// to pick it when there are several.
+type Workspace struct {
+	Name string
+	Dir  string
+}
+
+// Config is everything a Server is built from; cmd/sandboxd fills it
+// from flags and SANDBOXD_* variables.
+type Config struct {
+	Workspaces     []Workspace
+	Token          string
+	AllowedOrigins []string
+	// ReadOnly registers only the tools that change nothing: Read, Glob
+	// and Grep.
+	ReadOnly bool
+	// Secrets maps a secret's name to its value: the values are scrubbed
+	// from every result and the names are removed from the shell's
+	// environment.
+	Secrets map[string]string
+	// Env is the environment shells start from, before secrets are
+	// removed ("KEY=value").
+	Env           []string
+	MaxBody       int64
+	ShutdownGrace time.Duration
+	Logger        *slog.Logger
+	Version       string
+	// RipgrepPath overrides where rg is found (default: on PATH).
+	RipgrepPath string
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxBody <= 0 {
+		c.MaxBody = DefaultMaxBody
+	}
+	if c.ShutdownGrace <= 0 {
+		c.ShutdownGrace = DefaultShutdownGrace
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if len(c.Workspaces) == 0 {
+		return errors.New("no workspace: give --workspace DIR")
+	}
+	seen := map[string]bool{}
+	for _, w := range c.Workspaces {
+		if len(c.Workspaces) > 1 && w.Name == "" {
+			return fmt.Errorf("workspace %q has no name: with several workspaces each is NAME=DIR", w.Dir)
+		}
+		if seen[w.Name] {
+			return fmt.Errorf("workspace name %q is given twice", w.Name)
+		}
+		seen[w.Name] = true
+	}
+	if c.Token == "" {
+		return errors.New("no token")
+	}
+	return nil
+}

@@ -1,0 +1,117 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/escapetest"
+)
+
+// TestPathEscapesAreRefused tries every escape through every tool that
+// takes a path, over MCP; each is refused with a message saying the path
+// is outside the workspace, and nothing outside is read or written.
+func TestPathEscapesAreRefused(t *testing.T) {
+	f := escapetest.New(t)
+	d := startDaemon(t, Config{Workspaces: []Workspace{{Dir: f.Dir}}})
+	cs := d.connect(t, streamable)
+	escapes := f.Escapes()
+	if len(escapes) < 30 {
+		t.Fatalf("only %d escapes", len(escapes))
+	}
+	for _, path := range escapes {
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"Read", map[string]any{"file_path": path}},
+			{"Write", map[string]any{"file_path": path, "content": "PWNED"}},
+			{"Edit", map[string]any{"file_path": path, "old_string": "SECRET", "new_string": "PWNED"}},
+			{"Glob", map[string]any{"pattern": "**", "path": path}},
+			{"Grep", map[string]any{"pattern": "SECRET", "path": path, "output_mode": "content"}},
+		} {
+			r := call(t, cs, c.tool, c.args)
+			if !r.IsError || !strings.Contains(r.Text, "outside the workspace") {
+				t.Errorf("%s(%q) = %+v; want an error saying it is outside the workspace", c.tool, path, r)
+			}
+			if strings.Contains(r.Text, escapetest.Secret) || strings.Contains(r.Text, "root:") {
+				t.Errorf("%s(%q) leaked outside content: %q", c.tool, path, r.Text)
+			}
+		}
+	}
+	if b, _ := os.ReadFile(f.Secret); string(b) != escapetest.Secret {
+		t.Fatalf("the outside file was changed: %q", b)
+	}
+}
+
+// TestInRootSymlinksWork: symlinks that stay inside are followed.
+func TestInRootSymlinksWork(t *testing.T) {
+	f := escapetest.New(t)
+	d := startDaemon(t, Config{Workspaces: []Workspace{{Dir: f.Dir}}})
+	cs := d.connect(t, streamable)
+	for path, content := range f.Legit() {
+		want := "     1\t" + content
+		if got := ok(t, cs, "Read", map[string]any{"file_path": path}); got != want {
+			t.Errorf("Read(%q) = %q, want %q", path, got, want)
+		}
+	}
+	ok(t, cs, "Write", map[string]any{"file_path": "dir-link/new.txt", "content": "via link\n"})
+	if b, _ := os.ReadFile(filepath.Join(f.Dir, "dir", "new.txt")); string(b) != "via link\n" {
+		t.Errorf("write through an in-root link: %q", b)
+	}
+}
+
+// TestSymlinkSwappedDuringCalls swaps a directory for a symlink to the
+// outside, over and over, while Read and Write go through it over MCP.
+func TestSymlinkSwappedDuringCalls(t *testing.T) {
+	f := escapetest.New(t)
+	outside := filepath.Dir(f.Secret)
+	os.WriteFile(filepath.Join(outside, "target.txt"), []byte("SECRET-OUTSIDE\n"), 0o600)
+	swap := filepath.Join(f.Dir, "swap")
+	os.Mkdir(swap, 0o755)
+	os.WriteFile(filepath.Join(swap, "target.txt"), []byte("inside\n"), 0o644)
+	d := startDaemon(t, Config{Workspaces: []Workspace{{Dir: f.Dir}}})
+	reader, writer := d.connect(t, streamable), d.connect(t, sse)
+	ok(t, writer, "Read", map[string]any{"file_path": "swap/target.txt"})
+
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	// Stopped before the temporary directory goes, however the test ends.
+	t.Cleanup(func() { stop.Store(true); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		asDir, asLink := swap+".dir", swap+".link"
+		os.Symlink(outside, asLink)
+		for !stop.Load() {
+			os.Rename(swap, asDir)
+			os.Rename(asLink, swap)
+			os.Rename(swap, asLink)
+			os.Rename(asDir, swap)
+		}
+	}()
+	deadline := time.Now().Add(2 * time.Second)
+	calls := 0
+	for time.Now().Before(deadline) {
+		r := call(t, reader, "Read", map[string]any{"file_path": "swap/target.txt"})
+		w := call(t, writer, "Write", map[string]any{"file_path": "swap/target.txt", "content": "inside\n"})
+		calls += 2
+		if strings.Contains(r.Text, "SECRET") || strings.Contains(w.Text, "SECRET") {
+			stop.Store(true)
+			wg.Wait()
+			t.Fatalf("call %d reached outside through the swapped symlink: %q %q", calls, r.Text, w.Text)
+		}
+		// After a refused or raced write, the ledger may be stale; read again.
+		call(t, writer, "Read", map[string]any{"file_path": "swap/target.txt"})
+	}
+	stop.Store(true)
+	wg.Wait()
+	if b, _ := os.ReadFile(filepath.Join(outside, "target.txt")); string(b) != "SECRET-OUTSIDE\n" {
+		t.Fatalf("a write went outside: %q", b)
+	}
+	t.Logf("%d calls, none outside", calls)
+}

@@ -1,0 +1,120 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+)
+
+// The HTTP paths sandboxd serves.
+const (
+	PathMCP     = "/mcp"
+	PathSSE     = "/sse"
+	PathMessage = "/message"
+)
+
+// sessionProtocols are the MCP revisions sandboxd speaks over Streamable
+// HTTP: those with protocol sessions. Read-before-write is tracked per
+// session, and the stateless 2026-07-28 core has none, so a client that
+// offers it is steered to the newest session-oriented revision.
+var sessionProtocols = []string{
+	mcp.ProtocolVersion20251125,
+	mcp.ProtocolVersion20250618,
+	mcp.ProtocolVersion20250326,
+	mcp.ProtocolVersion20241105,
+}
+
+// HTTP serves the MCP endpoints on one listener behind the gate.
+type HTTP struct {
+	srv        *Server
+	streamable *mcpserver.StreamableHTTPServer
+	sse        *mcpserver.SSEServer
+	http       *http.Server
+}
+
+// NewHTTP builds the HTTP front for s. loopback says whether the listener
+// is bound to loopback only (the Host check applies then).
+func (s *Server) NewHTTP(loopback bool) *HTTP {
+	h := &HTTP{srv: s}
+	h.streamable = mcpserver.NewStreamableHTTPServer(s.mcp,
+		mcpserver.WithEndpointPath(PathMCP),
+		mcpserver.WithSessionIdleTTL(sessionIdleTTL),
+		mcpserver.WithStreamableHTTPLogger(s.log),
+		mcpserver.WithStreamableHTTPProtocolVersions(sessionProtocols...),
+	)
+	h.sse = mcpserver.NewSSEServer(s.mcp,
+		mcpserver.WithSSEEndpoint(PathSSE),
+		mcpserver.WithMessageEndpoint(PathMessage),
+		mcpserver.WithUseFullURLForMessageEndpoint(false),
+		mcpserver.WithKeepAlive(true),
+	)
+	mux := http.NewServeMux()
+	mux.Handle(PathMCP, h.streamable)
+	mux.Handle(PathSSE, h.sse.SSEHandler())
+	mux.Handle(PathMessage, h.sse.MessageHandler())
+	gate := Gate{
+		Token:          s.cfg.Token,
+		AllowedOrigins: s.cfg.AllowedOrigins,
+		MaxBody:        s.cfg.MaxBody,
+		Loopback:       loopback,
+	}
+	h.http = &http.Server{
+		Handler:           gate.Wrap(mux),
+		ReadHeaderTimeout: 10 * time.Second,
+		// No WriteTimeout: SSE streams and long Bash calls write late.
+		IdleTimeout: 5 * time.Minute,
+	}
+	return h
+}
+
+// Handler is the gated mux, for tests and embedding.
+func (h *HTTP) Handler() http.Handler { return h.http.Handler }
+
+// Serve serves on ln until Shutdown; it returns nil after a shutdown.
+func (h *HTTP) Serve(ln net.Listener) error {
+	err := h.http.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops taking calls, lets those in flight finish within the
+// server's grace and cancels the rest, kills every shell, then closes the
+// connections (SSE streams included, which would otherwise hold
+// http.Server.Shutdown open).
+func (h *HTTP) Shutdown(ctx context.Context) error {
+	clean := h.srv.calls.drain(h.srv.cfg.ShutdownGrace)
+	h.sse.CloseSessions()
+	h.streamable.CloseSessions(ctx)
+	// Idle and finished connections go now; open streams are cut.
+	sctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if err := h.http.Shutdown(sctx); err != nil {
+		h.http.Close()
+	}
+	err := h.srv.Close()
+	if !clean {
+		return errors.Join(fmt.Errorf("some tool calls did not return within the shutdown grace"), err)
+	}
+	return err
+}
+
+// ServeStdio serves MCP over in and out until in ends or ctx is done,
+// then shuts down as Shutdown does.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	stdio := mcpserver.NewStdioServer(s.mcp)
+	err := stdio.Listen(ctx, in, out)
+	s.calls.drain(s.cfg.ShutdownGrace)
+	if cerr := s.Close(); err == nil || errors.Is(err, context.Canceled) {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,179 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/files"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/search"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/shells"
+	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
+	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
+)
+
+// Server is sandboxd: its workspaces, the tools on them and the MCP
+// server that offers the tools. Serve it over HTTP with Handler or
+// ServeHTTP, or over stdio with ServeStdio; Close ends every shell.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	scrub  *scrub.Scrubber
+	spaces map[string]*space
+	names  []string // sorted workspace names, for error messages
+	mcp    *mcpserver.MCPServer
+	calls  *calls
+
+	mu      sync.Mutex
+	ledgers map[string]*files.Ledger // by MCP session
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// space is one workspace and the tools bound to it.
+type space struct {
+	name   string
+	ws     *workspace.Workspace
+	files  *files.Files
+	search *search.Searcher
+	shells *shells.Manager
+}
+
+// New opens the workspaces and builds the tools. Close releases them.
+func New(cfg Config) (*Server, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	secrets := map[string]string{"SANDBOXD_TOKEN": cfg.Token}
+	for name, value := range cfg.Secrets {
+		secrets[name] = value
+	}
+	s := &Server{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		scrub:   scrub.New(secrets),
+		spaces:  map[string]*space{},
+		calls:   newCalls(),
+		ledgers: map[string]*files.Ledger{},
+	}
+	env := shellEnv(cfg.Env, secrets)
+	for _, w := range cfg.Workspaces {
+		sp, err := s.openSpace(w, env)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.spaces[w.Name] = sp
+		s.names = append(s.names, w.Name)
+	}
+	slices.Sort(s.names)
+	s.mcp = s.newMCP()
+	return s, nil
+}
+
+func (s *Server) openSpace(w Workspace, env []string) (*space, error) {
+	ws, err := workspace.Open(w.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace %q: %w", w.Dir, err)
+	}
+	searcher, err := search.New(ws, search.Options{RipgrepPath: s.cfg.RipgrepPath})
+	if err != nil {
+		ws.Close()
+		return nil, fmt.Errorf("workspace %q: %w", w.Dir, err)
+	}
+	return &space{
+		name:   w.Name,
+		ws:     ws,
+		files:  files.New(ws, files.Options{}),
+		search: searcher,
+		shells: shells.New(shells.Options{Dir: ws.Dir(), Env: env, Scrubber: s.scrub}),
+	}, nil
+}
+
+// shellEnv is env without the registered secrets, so a shell cannot print
+// what the scrubber would have to catch.
+func shellEnv(env []string, secrets map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, secret := secrets[name]; !secret {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// MCP is the mcp-go server, for transports this package does not wire.
+func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
+
+// space picks the workspace a call names; with one workspace the name
+// may be left out.
+func (s *Server) space(name string) (*space, error) {
+	if name == "" {
+		if len(s.spaces) == 1 {
+			return s.spaces[s.names[0]], nil
+		}
+		return nil, fmt.Errorf("several workspaces are served; say which with the workspace argument: %s", strings.Join(s.names, ", "))
+	}
+	if sp, ok := s.spaces[name]; ok {
+		return sp, nil
+	}
+	if len(s.spaces) == 1 && s.names[0] == "" {
+		return nil, fmt.Errorf("unknown workspace %q: this server has one, unnamed; leave workspace out", name)
+	}
+	return nil, fmt.Errorf("unknown workspace %q; the workspaces are: %s", name, strings.Join(s.names, ", "))
+}
+
+// ledger is what the calling MCP session has read (in every workspace:
+// a Ledger keys by workspace itself). Read-before-write is per session,
+// so one agent's Read never licenses another's Write.
+func (s *Server) ledger(ctx context.Context) *files.Ledger {
+	session := sessionID(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.ledgers[session]
+	if !ok {
+		l = files.NewLedger()
+		s.ledgers[session] = l
+	}
+	return l
+}
+
+// forget drops a finished session's ledger.
+func (s *Server) forget(session string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.ledgers, session)
+}
+
+func sessionID(ctx context.Context) string {
+	if cs := mcpserver.ClientSessionFromContext(ctx); cs != nil {
+		return cs.SessionID()
+	}
+	return ""
+}
+
+// Close kills every shell and closes the workspaces; later calls return
+// the first one's result. In-flight calls are the caller's to drain first
+// (Shutdown does).
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		var errs []error
+		for _, sp := range s.spaces {
+			if sp.shells != nil {
+				errs = append(errs, sp.shells.Close())
+			}
+			errs = append(errs, sp.search.Close(), sp.ws.Close())
+		}
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}

@@ -1,6 +1,9 @@
 # promptkit-sandbox — build, test and run.
 #
-#   make run    run every example hook on its sample payloads (direct sandbox,
+#   make run    build everything and start sandboxd serving WORKSPACE (default
+#               the current directory) on 127.0.0.1:7424; it prints the MCP
+#               URL, a token and a client config. Ctrl-C stops it.
+#   make demo   run every example hook on its sample payloads (direct sandbox,
 #               then the Docker example: docker_run and docker_exec)
 #   make test   install what is missing, then every test with -race
 #
@@ -22,7 +25,11 @@ DOCKER_PLUGIN_VERSION  ?= 0.1.0
 KUBECTL_PLUGIN_VERSION ?= 0.1.0
 
 # Debian packages the tests and examples need, by the command they provide.
-DEB_DEPS := python3:python3 gcc:gcc protoc:protobuf-compiler kubectl:kubernetes-client
+DEB_DEPS := python3:python3 gcc:gcc protoc:protobuf-compiler kubectl:kubernetes-client rg:ripgrep git:git bash:bash
+
+# make run serves this directory; SANDBOXD_ARGS adds flags (see sandboxd --help).
+WORKSPACE     ?= $(CURDIR)
+SANDBOXD_ARGS ?=
 
 # Pinned generators for shared/proto (shared/proto/generate.sh checks them).
 TOOLS               := $(CURDIR)/bin/tools
@@ -41,15 +48,18 @@ build:
 		-o $(BIN)/plugins/promptkit-sandbox-docker_v$(DOCKER_PLUGIN_VERSION) ./cmd/promptkit-sandbox-docker
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X main.version=$(KUBECTL_PLUGIN_VERSION)' \
 		-o $(BIN)/plugins/promptkit-sandbox-kubectl_v$(KUBECTL_PLUGIN_VERSION) ./cmd/promptkit-sandbox-kubectl
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/sandboxd ./cmd/sandboxd
 
-# run: the example hooks through the direct sandbox, then the Docker
+# run: sandboxd, the codegen MCP daemon, serving WORKSPACE until Ctrl-C.
+run: deps build
+	exec $(BIN)/sandboxd --workspace '$(WORKSPACE)' $(SANDBOXD_ARGS)
+
+# demo: the example hooks through the direct sandbox, then the Docker
 # example through the plugin, one decision per line.
-run: deps build docker
+demo: deps build docker
 	./examples/demo.sh $(BIN)/promptkit-sandbox
 	@echo
 	./examples/docker/demo.sh $(BIN)/promptkit-sandbox $(BIN)/plugins
-
-demo: run
 
 # demo-docker: only the Docker example (examples/docker).
 demo-docker: build docker example-image

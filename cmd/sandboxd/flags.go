@@ -1,0 +1,192 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/server"
+)
+
+// options are sandboxd's settings, from flags over SANDBOXD_* variables.
+type options struct {
+	workspaces     list
+	addr           string
+	token          string
+	tokenFile      string
+	allowedOrigins list
+	readonly       bool
+	secretEnv      list
+	maxBody        int64
+	logLevel       string
+	logFormat      string
+	stdio          bool
+	shutdownGrace  time.Duration
+	version        bool
+}
+
+// list is a repeatable flag.
+type list []string
+
+func (l *list) String() string     { return strings.Join(*l, ",") }
+func (l *list) Set(v string) error { *l = append(*l, v); return nil }
+
+const usage = `Usage: sandboxd [flags]
+
+sandboxd is the hands of a coding agent: file, search and shell tools
+contained in a workspace, served over MCP (Streamable HTTP at /mcp, legacy
+HTTP+SSE at /sse, or stdio).
+
+Flags (each also read from the SANDBOXD_* variable named beside it; a flag
+given on the command line wins):
+`
+
+// parseOptions reads flags from args over the environment getenv gives.
+func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("sandboxd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Var(&o.workspaces, "workspace", "workspace `DIR`, or NAME=DIR, repeatable (SANDBOXD_WORKSPACE, ':'-separated; default .)")
+	fs.StringVar(&o.addr, "addr", server.DefaultAddr, "listen `address` (SANDBOXD_ADDR)")
+	fs.StringVar(&o.token, "token", "", "bearer `token` clients must send (SANDBOXD_TOKEN); without it and --token-file one is generated")
+	fs.StringVar(&o.tokenFile, "token-file", "", "read the bearer token from `FILE` (SANDBOXD_TOKEN_FILE)")
+	fs.Var(&o.allowedOrigins, "allowed-origin", "an `origin` browsers may call from, e.g. http://localhost:3000, repeatable (SANDBOXD_ALLOWED_ORIGIN, comma-separated)")
+	fs.BoolVar(&o.readonly, "readonly", false, "offer only the tools that change nothing: Read, Glob, Grep (SANDBOXD_READONLY)")
+	fs.Var(&o.secretEnv, "secret-env", "environment variable `NAME` holding a secret: its value is scrubbed from all output and it is not passed to shells; repeatable (SANDBOXD_SECRET_ENV, comma-separated)")
+	fs.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBody, "largest request body in `bytes` (SANDBOXD_MAX_BODY)")
+	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error (SANDBOXD_LOG_LEVEL)")
+	fs.StringVar(&o.logFormat, "log-format", "text", "text or json (SANDBOXD_LOG_FORMAT)")
+	fs.DurationVar(&o.shutdownGrace, "shutdown-grace", server.DefaultShutdownGrace, "how long in-flight calls get to finish on SIGTERM before they are cancelled (SANDBOXD_SHUTDOWN_GRACE)")
+	fs.BoolVar(&o.stdio, "stdio", false, "serve MCP over stdin and stdout instead of HTTP (SANDBOXD_STDIO)")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	if err := applyEnv(fs, getenv); err != nil {
+		return o, err
+	}
+	// The environment filled repeatable flags; the command line replaces
+	// rather than extends them.
+	fromEnv := map[string]list{"workspace": o.workspaces, "allowed-origin": o.allowedOrigins, "secret-env": o.secretEnv}
+	o.workspaces, o.allowedOrigins, o.secretEnv = nil, nil, nil
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q (flags only; see --help)", fs.Arg(0))
+	}
+	for name, l := range map[string]*list{"workspace": &o.workspaces, "allowed-origin": &o.allowedOrigins, "secret-env": &o.secretEnv} {
+		if *l == nil {
+			*l = fromEnv[name]
+		}
+	}
+	return o, nil
+}
+
+// applyEnv sets each flag from its SANDBOXD_ variable, before the command
+// line is parsed over them.
+func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if err != nil || f.Name == "version" {
+			return
+		}
+		name := "SANDBOXD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		v := getenv(name)
+		if v == "" {
+			return
+		}
+		parts := []string{v}
+		switch f.Name {
+		case "workspace":
+			parts = filepath.SplitList(v)
+		case "allowed-origin", "secret-env":
+			parts = strings.Split(v, ",")
+		}
+		for _, p := range parts {
+			if p = strings.TrimSpace(p); p == "" {
+				continue
+			}
+			if serr := f.Value.Set(p); serr != nil {
+				err = fmt.Errorf("%s=%q: %w", name, v, serr)
+				return
+			}
+		}
+	})
+	return err
+}
+
+// workspaces turns --workspace values into named workspaces: one bare DIR
+// is unnamed; NAME=DIR names it.
+func (o options) serverWorkspaces() ([]server.Workspace, error) {
+	values := o.workspaces
+	if len(values) == 0 {
+		values = []string{"."}
+	}
+	var out []server.Workspace
+	for _, v := range values {
+		name, dir, named := strings.Cut(v, "=")
+		if !named || strings.ContainsRune(name, os.PathSeparator) {
+			name, dir = "", v
+		}
+		if named && !validName(name) {
+			return nil, fmt.Errorf("--workspace %q: a name is letters, digits, '-', '_' or '.'", v)
+		}
+		if dir == "" {
+			return nil, fmt.Errorf("--workspace %q: no directory", v)
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, fmt.Errorf("--workspace %q: %w", v, err)
+		}
+		info, err := os.Stat(abs)
+		if err != nil {
+			return nil, fmt.Errorf("--workspace %q: %w", v, err)
+		}
+		if !info.IsDir() {
+			return nil, fmt.Errorf("--workspace %q: not a directory", v)
+		}
+		if name == "" && len(values) > 1 {
+			name = filepath.Base(abs)
+		}
+		out = append(out, server.Workspace{Name: name, Dir: abs})
+	}
+	return out, nil
+}
+
+func validName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, r := range name {
+		if !(r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// readToken reads a token file, refusing one others can read.
+func readToken(path string) (string, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	if info.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("--token-file %s: mode %v lets others read it; chmod 600 it", path, info.Mode().Perm())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", fmt.Errorf("--token-file %s: empty", path)
+	}
+	return token, nil
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestOptionsFromEnvAndFlags(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	env := map[string]string{
+		"SANDBOXD_WORKSPACE":      "app=" + a + ":lib=" + b,
+		"SANDBOXD_ADDR":           "127.0.0.1:9999",
+		"SANDBOXD_READONLY":       "true",
+		"SANDBOXD_SECRET_ENV":     "A_KEY, B_KEY",
+		"SANDBOXD_ALLOWED_ORIGIN": "http://localhost:3000",
+		"SANDBOXD_MAX_BODY":       "1234",
+	}
+	getenv := func(k string) string { return env[k] }
+	o, err := parseOptions(nil, getenv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.addr != "127.0.0.1:9999" || !o.readonly || o.maxBody != 1234 ||
+		!slices.Equal(o.secretEnv, []string{"A_KEY", "B_KEY"}) || !slices.Equal(o.allowedOrigins, []string{"http://localhost:3000"}) {
+		t.Errorf("from env: %+v", o)
+	}
+	ws, err := o.serverWorkspaces()
+	if err != nil || len(ws) != 2 || ws[0].Name != "app" || ws[0].Dir != a || ws[1].Name != "lib" || ws[1].Dir != b {
+		t.Errorf("workspaces %+v, %v", ws, err)
+	}
+	o, err = parseOptions([]string{"--addr", "127.0.0.1:1", "--workspace", a, "--secret-env", "C_KEY"}, getenv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.addr != "127.0.0.1:1" || !slices.Equal(o.workspaces, []string{a}) || !slices.Equal(o.secretEnv, []string{"C_KEY"}) {
+		t.Errorf("flags over env: %+v", o)
+	}
+}
+
+func TestOptionErrors(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(file, []byte("x"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--workspace", "/does/not/exist"}, "no such file"},
+		{[]string{"--workspace", file}, "not a directory"},
+		{[]string{"--workspace", "bad name=" + t.TempDir()}, "a name is"},
+		{[]string{"--token-file", file}, "lets others read it"},
+		{[]string{"--token", "x", "--token-file", file}, "not both"},
+		{[]string{"--allowed-origin", "localhost"}, "scheme://host"},
+		{[]string{"--log-level", "loud"}, "--log-level"},
+		{[]string{"--log-format", "xml"}, "--log-format"},
+		{[]string{"--max-body", "0"}, "--max-body"},
+		{[]string{"stray"}, "unexpected argument"},
+	} {
+		o, err := parseOptions(c.args, func(string) string { return "" }, io.Discard)
+		if err == nil {
+			_, err = newLogger(io.Discard, o.logLevel, o.logFormat)
+		}
+		if err == nil {
+			_, _, err = o.config(func(string) string { return "" })
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: err %v, want %q", c.args, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,198 @@
+// Command sandboxd is the codegen MCP daemon: the hands of a coding
+// agent, contained in a workspace. See the README's sandboxd section.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/server"
+)
+
+var errNoTokenOffLoopback = errors.New("refusing to listen beyond loopback without a token: give --token or --token-file")
+
+// version is set at build time: -ldflags "-X main.version=1.2.3".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sandboxd:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	o, err := parseOptions(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	if o.version {
+		fmt.Fprintln(stdout, "sandboxd", version)
+		return nil
+	}
+	log, err := newLogger(stderr, o.logLevel, o.logFormat)
+	if err != nil {
+		return err
+	}
+	cfg, generated, err := o.config(getenv)
+	if err != nil {
+		return err
+	}
+	cfg.Logger, cfg.Version = log, version
+	loopback := server.LoopbackAddr(o.addr)
+	if !o.stdio && !loopback && generated {
+		return errNoTokenOffLoopback
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		return err
+	}
+	if o.stdio {
+		log.Info("serving MCP over stdio", "workspaces", describe(cfg.Workspaces))
+		return srv.ServeStdio(ctx, stdin, stdout)
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		srv.Close()
+		return fmt.Errorf("listen on %s: %w", o.addr, err)
+	}
+	h := srv.NewHTTP(loopback)
+	announce(stdout, ln.Addr().String(), cfg, generated)
+	log.Info("serving MCP", "addr", ln.Addr().String(), "workspaces", describe(cfg.Workspaces), "readonly", cfg.ReadOnly)
+	served := make(chan error, 1)
+	go func() { served <- h.Serve(ln) }()
+	select {
+	case err = <-served:
+		h.Shutdown(context.Background())
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "grace", cfg.ShutdownGrace)
+	err = h.Shutdown(context.Background())
+	<-served
+	if err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// config turns options into a server.Config; generated says the token
+// was made up here rather than given.
+func (o options) config(getenv func(string) string) (server.Config, bool, error) {
+	workspaces, err := o.serverWorkspaces()
+	if err != nil {
+		return server.Config{}, false, err
+	}
+	token, generated := o.token, false
+	if o.tokenFile != "" {
+		if token != "" {
+			return server.Config{}, false, errors.New("give --token or --token-file, not both")
+		}
+		if token, err = readToken(o.tokenFile); err != nil {
+			return server.Config{}, false, err
+		}
+	}
+	if token == "" {
+		b := make([]byte, 32)
+		rand.Read(b)
+		token, generated = hex.EncodeToString(b), true
+	}
+	secrets := map[string]string{}
+	for _, name := range o.secretEnv {
+		secrets[name] = getenv(name)
+	}
+	origins := make([]string, 0, len(o.allowedOrigins))
+	for _, raw := range o.allowedOrigins {
+		origin, err := server.OriginOf(raw)
+		if err != nil {
+			return server.Config{}, false, fmt.Errorf("--allowed-origin: %w", err)
+		}
+		origins = append(origins, origin)
+	}
+	if o.maxBody <= 0 {
+		return server.Config{}, false, fmt.Errorf("--max-body %d: want a positive number of bytes", o.maxBody)
+	}
+	return server.Config{
+		Workspaces:     workspaces,
+		Token:          token,
+		AllowedOrigins: origins,
+		ReadOnly:       o.readonly,
+		Secrets:        secrets,
+		Env:            os.Environ(),
+		MaxBody:        o.maxBody,
+		ShutdownGrace:  o.shutdownGrace,
+	}, generated, nil
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+func describe(ws []server.Workspace) string {
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		parts[i] = w.Dir
+		if w.Name != "" {
+			parts[i] = w.Name + "=" + w.Dir
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// announce prints what a user needs to connect: the URLs, the token and a
+// client config to paste. A token the user gave is not echoed (it may
+// come from a secret store and stdout may be a log); the snippet then
+// reads it from SANDBOXD_TOKEN.
+func announce(w io.Writer, addr string, cfg server.Config, generated bool) {
+	base := "http://" + addr
+	token := "${SANDBOXD_TOKEN}"
+	if generated {
+		token = cfg.Token
+	}
+	fmt.Fprintf(w, "sandboxd %s serving %s\n", version, describe(cfg.Workspaces))
+	fmt.Fprintf(w, "  MCP (Streamable HTTP): %s%s\n", base, server.PathMCP)
+	fmt.Fprintf(w, "  MCP (HTTP+SSE):        %s%s\n", base, server.PathSSE)
+	if generated {
+		fmt.Fprintf(w, "  Token (generated for this run; fix one with --token-file): %s\n", cfg.Token)
+	} else {
+		fmt.Fprintln(w, "  Token: as given (not shown); the config below reads it from $SANDBOXD_TOKEN")
+	}
+	snippet := map[string]any{"mcpServers": map[string]any{"sandboxd": map[string]any{
+		"type":    "http",
+		"url":     base + server.PathMCP,
+		"headers": map[string]string{"Authorization": "Bearer " + token},
+	}}}
+	b, _ := json.MarshalIndent(snippet, "  ", "  ")
+	fmt.Fprintf(w, "  Client config (.mcp.json):\n  %s\n", b)
+	fmt.Fprintf(w, "  Or: claude mcp add --transport http sandboxd %s%s --header \"Authorization: Bearer %s\"\n", base, server.PathMCP, token)
+}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"syscall"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 )
 
@@ -44,12 +46,22 @@ func removeStale(ctx context.Context, cli *client.Client, alive func(pid int) bo
 			continue
 		}
 		if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+			if goneAlready(err) {
+				continue
+			}
 			errs = append(errs, fmt.Errorf("remove container %s: %w", c.ID, err))
 			continue
 		}
 		removed = append(removed, c.ID)
 	}
 	return removed, errors.Join(errs...)
+}
+
+// goneAlready reports whether a remove failed only because someone else
+// got there first: another plugin process starting at the same moment
+// runs the same sweep, and a pool may be removing its own container.
+func goneAlready(err error) bool {
+	return cerrdefs.IsNotFound(err) || (cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "already in progress"))
 }
 
 // processExists reports whether pid names a process on this machine.

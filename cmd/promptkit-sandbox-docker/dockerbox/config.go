@@ -18,11 +18,14 @@ import (
 
 // Defaults applied when a key is absent.
 const (
-	DefaultNetwork   = "none"
+	DefaultNetwork   = networkNone
 	DefaultPidsLimit = 256
 	MaxPool          = 64
 	DefaultWarm      = 2
 )
+
+// networkNone is the network mode with no network but loopback.
+const networkNone = "none"
 
 var (
 	defaultCapDrop     = []string{"ALL"}

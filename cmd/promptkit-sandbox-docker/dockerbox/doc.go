@@ -55,6 +55,11 @@
 //	extra_args    []                    docker CLI arguments: needs transport cli
 //	docker_path   docker                the docker CLI, for transport cli
 //
+// With network "none" the API transport sets NetworkDisabled in the
+// container's config: runc makes the container a fresh network namespace
+// with only loopback (what "none" means), and the engine skips its
+// libnetwork sandbox and setkey hook, a large part of a cold start.
+//
 // A missing image is a start error naming it, at open and at each call.
 // A command the image lacks (or cannot execute) makes the engine refuse to
 // start the container: that is a start error (sandbox.ErrStart) carrying

@@ -1,0 +1,20 @@
+// Package verify is sandboxd's run_tests, run_lint and run_typecheck: it
+// finds out what kind of project a workspace directory holds, runs that
+// project's own test, lint and typecheck commands, and turns their output
+// into findings an agent can act on, one per line as
+// "file:line:col: rule: message" with paths relative to the workspace.
+//
+// A Detector recognizes a project type by its marker file (go.mod for Go)
+// in the directory asked for or one above it, up to the workspace root.
+// The Project it returns describes each check as Steps: a command and a
+// Parser for its output. Only Go is supported so far.
+//
+// Commands run through shared/shell: in their own process group, with
+// empty stdin, exactly the environment the Verifier was given, and a
+// timeout that kills the whole group. Output is parsed as it streams,
+// line by line, with every line, every finding and the number of findings
+// kept bounded, so neither a chatty test suite nor hostile output can
+// grow memory without limit, and no input makes a parser panic. When a
+// command fails and nothing in its output could be parsed, the tail of
+// the raw output is shown instead, so a failure is never unexplained.
+package verify

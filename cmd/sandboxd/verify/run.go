@@ -1,0 +1,133 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+)
+
+// tailBytes is how much raw output is kept for a failure no parser
+// understood.
+const tailBytes = 4 << 10
+
+// run runs one step in cwd and parses its output as it streams. A
+// non-zero exit or a timeout is a result; errors are for a step that
+// could not run or a caller that went away.
+func (v *Verifier) run(ctx context.Context, st Step, cwd string, timeout time.Duration) (StepResult, error) {
+	res := StepResult{Tool: st.Tool}
+	bin, err := lookPath(st.Command, v.opts.Env)
+	if err != nil {
+		if st.Optional {
+			res.Absent = true
+			return res, nil
+		}
+		return res, fmt.Errorf("%s: %w", st.Tool, err)
+	}
+	parser := st.NewParser()
+	// Each stream keeps its own tail: a chatty stdout must not push the
+	// one line on stderr that says what went wrong out of view.
+	raw := [2]*tail{newTail(tailBytes), newTail(tailBytes)}
+	var mu sync.Mutex
+	sink := func(stream Stream) *lineWriter {
+		return &lineWriter{handle: func(line []byte) {
+			raw[stream].add(line)
+			mu.Lock()
+			defer mu.Unlock()
+			parser.Line(stream, line)
+		}}
+	}
+	stdout, stderr := sink(Stdout), sink(Stderr)
+	p, err := shell.Start(ctx, sandbox.Request{
+		Command: bin,
+		Args:    st.Args,
+		Env:     withEnv(v.opts.Env, "PWD", cwd),
+	}, shell.Options{
+		Dir:      cwd,
+		Timeout:  timeout,
+		CleanEnv: true,
+		// The sinks bound memory themselves and must see every byte: the
+		// end of go test's output holds the verdicts.
+		OutputLimit: math.MaxInt,
+		StdoutSink:  stdout,
+		StderrSink:  stderr,
+	})
+	if err != nil {
+		return res, fmt.Errorf("%s: start in %q: %w", st.Tool, cwd, err)
+	}
+	_, werr := p.Wait()
+	// Wait returns after the last write to either sink.
+	stdout.flush()
+	stderr.flush()
+
+	var xe *sandbox.ExitError
+	switch {
+	case werr == nil:
+	case errors.As(werr, &xe):
+		res.ExitCode = xe.Code
+	case ctx.Err() != nil:
+		return res, fmt.Errorf("%s: %w", st.Tool, werr)
+	case sandbox.KindOf(werr) == sandbox.KindTimeout:
+		res.TimedOut, res.ExitCode = true, -1
+	default:
+		return res, fmt.Errorf("%s: %w", st.Tool, werr)
+	}
+	res.Outcome = parser.Finish(res.ExitCode)
+	if (res.ExitCode != 0 || res.TimedOut) && len(res.Outcome.Findings) == 0 {
+		res.Tail = raw[Stdout].String()
+		if errTail := raw[Stderr].String(); errTail != "" {
+			res.Tail += "--- stderr ---\n" + errTail
+		}
+	}
+	return res, nil
+}
+
+// lookPath finds name on the PATH the command will see, not sandboxd's
+// own. Relative PATH entries are skipped: they would be relative to
+// sandboxd's directory, and could pick a program out of the workspace.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	path, _ := envValue(env, "PATH")
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		file := filepath.Join(dir, name)
+		if fi, err := os.Stat(file); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return file, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found on PATH (%s)", name, path)
+}
+
+func envValue(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// withEnv is env with key set to value. PWD must match the directory:
+// the go command trusts it for the paths it prints, and sandboxd's own
+// would be wrong.
+func withEnv(env []string, key, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k != key {
+			out = append(out, kv)
+		}
+	}
+	return append(out, key+"="+value)
+}

@@ -12,7 +12,7 @@ import (
 // would otherwise hold their ledgers forever.
 const sessionIdleTTL = 2 * time.Hour
 
-const instructions = `sandboxd executes file, search and shell operations inside a workspace. ` +
+const instructions = `sandboxd executes file, search and shell operations inside a workspace, and runs the project's tests, linters and type checker (run_tests, run_lint, run_typecheck). ` +
 	`Paths are absolute inside the workspace or relative to it; nothing outside it is reachable. ` +
 	`Read a file before you Write or Edit it. Output is scrubbed of secrets.`
 

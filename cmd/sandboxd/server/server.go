@@ -14,6 +14,7 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/files"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/search"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/shells"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/verify"
 	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
 	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
 )
@@ -44,6 +45,7 @@ type space struct {
 	files  *files.Files
 	search *search.Searcher
 	shells *shells.Manager
+	verify *verify.Verifier
 }
 
 // New opens the workspaces and builds the tools. Close releases them.
@@ -95,6 +97,7 @@ func (s *Server) openSpace(w Workspace, env []string) (*space, error) {
 		files:  files.New(ws, files.Options{}),
 		search: searcher,
 		shells: shells.New(shells.Options{Dir: ws.Dir(), Env: env, Scrubber: s.scrub}),
+		verify: verify.New(ws, verify.Options{Env: env}),
 	}, nil
 }
 

@@ -119,6 +119,7 @@ func (s *Server) registerTools(m *mcpserver.MCPServer) {
 		mcp.WithString("shell_id", mcp.Required(), mcp.Description("The background shell's ID")),
 		mcp.WithDestructiveHintAnnotation(true),
 	)...), s.handler("KillShell", s.killShell))
+	s.registerVerifyTools(m, ws)
 }
 
 // workspaceParam is the workspace argument, offered only when there is a

@@ -35,14 +35,33 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandboxd:", err)
+		var bad *usageError
+		if errors.As(err, &bad) {
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
+}
+
+// usageError is bad input on the command line or in SANDBOXD_*: sandboxd
+// exits 2 for it, as the project's other CLIs do, and 1 when something
+// fails while it runs.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func badInput(err error) error {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return &usageError{err}
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	o, err := parseOptions(args, getenv, stderr)
 	if err != nil {
-		return err
+		return badInput(err)
 	}
 	if o.version {
 		fmt.Fprintln(stdout, "sandboxd", version)
@@ -50,16 +69,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	log, err := newLogger(stderr, o.logLevel, o.logFormat)
 	if err != nil {
-		return err
+		return badInput(err)
 	}
 	cfg, generated, err := o.config(getenv)
 	if err != nil {
-		return err
+		return badInput(err)
 	}
 	cfg.Logger, cfg.Version = log, version
 	loopback := server.LoopbackAddr(o.addr)
 	if !o.stdio && !loopback && generated {
-		return errNoTokenOffLoopback
+		return badInput(errNoTokenOffLoopback)
 	}
 	srv, err := server.New(cfg)
 	if err != nil {

@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -233,7 +235,38 @@ func TestShutdownKillsEverything(t *testing.T) {
 func TestNonLoopbackNeedsToken(t *testing.T) {
 	err := run(context.Background(), []string{"--addr", "0.0.0.0:7424", "--workspace", t.TempDir()},
 		func(string) string { return "" }, strings.NewReader(""), io.Discard, io.Discard)
-	if err != errNoTokenOffLoopback {
+	if !errors.Is(err, errNoTokenOffLoopback) {
 		t.Fatalf("err %v, want %v", err, errNoTokenOffLoopback)
+	}
+}
+
+// Bad input exits 2 with the reason on stderr; a failure while running
+// exits 1.
+func TestExitCodes(t *testing.T) {
+	bin := binary(t)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{[]string{"--log-level", "loud"}, 2, `--log-level "loud"`},
+		{[]string{"--workspace", "/does/not/exist"}, 2, "/does/not/exist"},
+		{[]string{"--addr", "0.0.0.0:0", "--workspace", t.TempDir()}, 2, "without a token"},
+		{[]string{"--addr", busy.Addr().String(), "--workspace", t.TempDir()}, 1, "listen on " + busy.Addr().String()},
+	} {
+		cmd := exec.Command(bin, c.args...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var xe *exec.ExitError
+		if !errors.As(err, &xe) || xe.ExitCode() != c.code || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: %v, stderr %q; want exit %d saying %q", c.args, err, stderr.String(), c.code, c.want)
+		}
 	}
 }

@@ -72,16 +72,27 @@ func (t *tail) add(line []byte) {
 	t.total += int64(len(line)) + 1
 	t.buf = append(t.buf, line...)
 	t.buf = append(t.buf, '\n')
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
+	// Compacting only once twice the tail is held keeps a line's cost
+	// constant: go test -json prints a line per event, and shifting the
+	// whole tail for each made a long run quadratic in its tail.
+	if len(t.buf) >= 2*t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
 	}
+}
+
+// kept is the last max bytes held.
+func (t *tail) kept() []byte {
+	if over := len(t.buf) - t.max; over > 0 {
+		return t.buf[over:]
+	}
+	return t.buf
 }
 
 // String is the kept tail, starting at a line boundary when one is near.
 func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := t.buf
+	s := t.kept()
 	if int64(len(s)) < t.total {
 		if i := bytes.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
 			s = s[i+1:]

@@ -1,16 +1,26 @@
 // Command promptkit-sandbox-docker is the Docker backend plugin of
 // promptkit-sandbox: it serves the docker_run and docker_exec modes (see
 // package dockerbox). The host starts it; it is not run by hand.
+//
+// Started with resident.Flag it is instead docker_exec's resident, which
+// the plugin copies into a container and runs there (see package
+// resident).
 package main
 
 import (
+	"os"
+
 	"github.com/altairalabs/promptkit-sandbox/cmd/promptkit-sandbox-docker/dockerbox"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/shared/resident"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0"
 
 func main() {
+	if resident.Invoked(os.Args) {
+		os.Exit(resident.Main())
+	}
 	plugin.Serve(dockerbox.ServeOpts(version))
 }

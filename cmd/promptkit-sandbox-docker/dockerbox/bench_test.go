@@ -139,18 +139,26 @@ func BenchmarkDockerExecCLI(b *testing.B) {
 	benchCLI(b, "exec", "-i", benchContainer(b), "cat")
 }
 
-// BenchmarkDockerExec is docker_exec with the default settings.
+// BenchmarkDockerExec is docker_exec with the default settings: its calls
+// go through the resident.
 func BenchmarkDockerExec(b *testing.B) {
 	dockertest.Require(b)
 	benchSandbox(b, benchOpen(b, ExecFactory, map[string]any{"container": benchContainer(b)}))
 }
 
-// BenchmarkDockerExecWarm is docker_exec's latency for a call that finds
-// a warm exec (the default keeps 2 per command): between calls the timer
-// stops until the pool is full again.
+// BenchmarkDockerExecNoResident is docker_exec with resident: false: an
+// exec session of the engine's per call.
+func BenchmarkDockerExecNoResident(b *testing.B) {
+	dockertest.Require(b)
+	benchSandbox(b, benchOpen(b, ExecFactory, map[string]any{"container": benchContainer(b), "resident": false}))
+}
+
+// BenchmarkDockerExecWarm is the latency, without a resident, of a call
+// that finds a warm exec (the default keeps 2 per command): between calls
+// the timer stops until the pool is full again.
 func BenchmarkDockerExecWarm(b *testing.B) {
 	dockertest.Require(b)
-	sb := benchOpen(b, ExecFactory, map[string]any{"container": benchContainer(b)}).(*ExecSandbox)
+	sb := benchOpen(b, ExecFactory, map[string]any{"container": benchContainer(b), "resident": false}).(*ExecSandbox)
 	req := sandbox.Request{Command: "cat", Stdin: benchStdin, Timeout: time.Minute}
 	if _, err := sb.Spawn(context.Background(), req); err != nil {
 		b.Fatal(err)

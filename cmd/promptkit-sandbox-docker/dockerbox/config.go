@@ -45,7 +45,7 @@ var (
 		"memory", "cpus", "pids_limit", "read_only", "cap_drop", "cap_add", "security_opt", "transport", "pool",
 		"timeout", "output_limit"}
 	ExecKeys = []string{"container", "workdir", "user", "extra_args", "docker_path", "env", "transport", "warm",
-		"timeout", "output_limit"}
+		"resident", "timeout", "output_limit"}
 )
 
 // common holds what both modes share once validated.
@@ -92,6 +92,7 @@ type execConfig struct {
 	Env         []string          `json:"env"`
 	Transport   string            `json:"transport"`
 	Warm        *int              `json:"warm"`
+	Resident    *bool             `json:"resident"`
 	Timeout     *sandbox.Duration `json:"timeout"`
 	OutputLimit *int              `json:"output_limit"`
 }
@@ -117,7 +118,8 @@ type runSettings struct {
 // execSettings is a validated docker_exec configuration.
 type execSettings struct {
 	common
-	warm      int // warm execs per command
+	warm      int  // warm execs per command
+	resident  bool // run calls through a resident process (transport api)
 	container string
 	user      string
 	workdir   string
@@ -274,6 +276,7 @@ func parseExecConfig(cfg map[string]any) (execSettings, error) {
 			s.warm = v
 		}
 	}
+	s.resident = c.Resident == nil || *c.Resident
 	s.user, s.workdir = c.User, c.Workdir
 	if s.workdir != "" && !path.IsAbs(s.workdir) {
 		add(keyErr("workdir", "must be an absolute path inside the container, got %q", s.workdir))

@@ -49,8 +49,9 @@ type ExecSandbox struct {
 	name   string
 	set    execSettings
 	cli    *client.Client
-	d      *dockerCLI // transport cli; nil for api
-	pool   *pool      // warm execs; nil when warm is 0
+	d      *dockerCLI     // transport cli; nil for api
+	pool   *pool          // warm execs; nil when warm is 0 or a resident runs
+	res    *residentState // nil unless transport api with resident on
 	reaper reaper
 }
 
@@ -85,7 +86,10 @@ func ExecFactory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
 		cli.Close()
 		return nil, err
 	}
-	if set.warm > 0 {
+	if set.transport == TransportAPI && set.resident {
+		s.openResident(ctx)
+	}
+	if set.warm > 0 && (s.res == nil || s.res.failed != nil) {
 		s.pool = newPool(set.warm, s, &s.reaper)
 	}
 	return s, nil
@@ -102,6 +106,7 @@ func (s *ExecSandbox) Close() error {
 	if s.pool != nil {
 		s.pool.close()
 	}
+	s.closeResident()
 	s.reaper.close()
 	return s.cli.Close()
 }
@@ -265,6 +270,9 @@ type execPrepared struct {
 func (s *ExecSandbox) prepare(ctx context.Context, spec runSpec) (prepared, error) {
 	if s.d != nil {
 		return s.prepareCLI(ctx, spec)
+	}
+	if sess := s.residentSession(ctx); sess != nil {
+		return &residentCall{s: s, sess: sess, spec: spec}, nil
 	}
 	cmd := append([]string{"/bin/sh", "-c", wrapperScript, spec.command}, spec.args...)
 	ec, err := s.cli.ExecCreate(ctx, s.set.container, client.ExecCreateOptions{

@@ -14,6 +14,9 @@ import (
 func openExec(t *testing.T, container string, cfg map[string]any) *ExecSandbox {
 	t.Helper()
 	cfg["container"] = container
+	if _, set := cfg["resident"]; !set && strings.HasSuffix(t.Name(), "/"+pathExec) {
+		cfg["resident"] = false
+	}
 	sb, err := ExecFactory(uniqueName(t), cfg)
 	if err != nil {
 		t.Fatalf("ExecFactory: %v", err)
@@ -22,61 +25,94 @@ func openExec(t *testing.T, container string, cfg map[string]any) *ExecSandbox {
 	return sb.(*ExecSandbox)
 }
 
-func TestExecStdinStdoutStderrExitCode(t *testing.T) {
-	t.Parallel()
-	c := startContainer(t)
-	sb := openExec(t, c, map[string]any{})
-	resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{
-		Command: "/bin/sh",
-		Args:    []string{"-c", "cat; echo to-stderr >&2; exit 42"},
-		Stdin:   []byte("hello from stdin\n"),
-	})
-	var xe *sandbox.ExitError
-	if !errors.As(err, &xe) || xe.Code != 42 {
-		t.Fatalf("err = %v, want exit code 42", err)
-	}
-	if got := string(resp.Stdout); got != "hello from stdin\n" {
-		t.Errorf("stdout = %q", got)
-	}
-	if got := string(resp.Stderr); got != "to-stderr\n" {
-		t.Errorf("stderr = %q (the wrapper's line must not show)", got)
-	}
+// The two ways transport api runs a call: through the resident, and as
+// an exec session of its own (resident: false, or when none can run).
+const (
+	pathResident = "resident"
+	pathExec     = "exec"
+)
 
-	// A bare name is looked up on the container's PATH; args pass verbatim.
-	resp, err = sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "echo", Args: []string{"a  b", "$HOME", "'c'"}})
-	if err != nil || string(resp.Stdout) != "a  b $HOME 'c'\n" || resp.Stderr != nil {
-		t.Fatalf("echo: err %v stdout %q stderr %q", err, resp.Stdout, resp.Stderr)
+// eachExecPath runs test, in parallel, once for each way: openExec in a
+// subtest named pathExec turns the resident off.
+func eachExecPath(t *testing.T, test func(t *testing.T)) {
+	for _, name := range []string{pathResident, pathExec} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			test(t)
+		})
 	}
 }
 
-func TestExecEnvUserWorkdir(t *testing.T) {
-	t.Setenv("PKS_TEST_FORWARDED", "fwd")
-	c := startContainer(t)
-	sb := openExec(t, c, map[string]any{"env": []any{"CFG_VAR=cfg", "PKS_TEST_FORWARDED"}, "user": "1234:5678", "workdir": "/bin"})
-	resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{
-		Command: "/bin/sh",
-		Args:    []string{"-c", `echo "$REQ_VAR|$CFG_VAR|$PKS_TEST_FORWARDED|$(id -u):$(id -g)|$(pwd)"`},
-		Env:     []string{"REQ_VAR=req value"},
-	})
-	if err != nil {
-		t.Fatalf("Spawn: %v (stdout %q, stderr %q)", err, resp.Stdout, resp.Stderr)
+// eachExecPathSerial is eachExecPath for a test that sets environment
+// variables: one way after the other.
+func eachExecPathSerial(t *testing.T, test func(t *testing.T)) {
+	for _, name := range []string{pathResident, pathExec} {
+		t.Run(name, test)
 	}
-	if got, want := string(resp.Stdout), "req value|cfg|fwd|1234:5678|/bin\n"; got != want {
-		t.Errorf("stdout = %q, want %q", got, want)
-	}
+}
 
-	// A workdir the container lacks: caught when the sandbox opens, and
-	// when it goes missing later the engine's words are a start error,
-	// never the hook's output.
-	_, err = ExecFactory(uniqueName(t), map[string]any{"container": c, "workdir": "/nowhere"})
-	if !errors.Is(err, sandbox.ErrStart) || !strings.Contains(err.Error(), "/nowhere") {
-		t.Fatalf("ExecFactory err = %v", err)
-	}
-	sb.set.workdir = "/nowhere"
-	resp, err = sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "true"})
-	if !errors.Is(err, sandbox.ErrStart) || !strings.Contains(err.Error(), "/nowhere") || resp.Stdout != nil || resp.Stderr != nil {
-		t.Fatalf("Spawn err = %v, stdout %q, stderr %q", err, resp.Stdout, resp.Stderr)
-	}
+func TestExecStdinStdoutStderrExitCode(t *testing.T) {
+	t.Parallel()
+	eachExecPath(t, func(t *testing.T) {
+		c := startContainer(t)
+		sb := openExec(t, c, map[string]any{})
+		resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{
+			Command: "/bin/sh",
+			Args:    []string{"-c", "cat; echo to-stderr >&2; exit 42"},
+			Stdin:   []byte("hello from stdin\n"),
+		})
+		var xe *sandbox.ExitError
+		if !errors.As(err, &xe) || xe.Code != 42 {
+			t.Fatalf("err = %v, want exit code 42", err)
+		}
+		if got := string(resp.Stdout); got != "hello from stdin\n" {
+			t.Errorf("stdout = %q", got)
+		}
+		if got := string(resp.Stderr); got != "to-stderr\n" {
+			t.Errorf("stderr = %q (the wrapper's line must not show)", got)
+		}
+
+		// A bare name is looked up on the container's PATH; args pass verbatim.
+		resp, err = sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "echo", Args: []string{"a  b", "$HOME", "'c'"}})
+		if err != nil || string(resp.Stdout) != "a  b $HOME 'c'\n" || resp.Stderr != nil {
+			t.Fatalf("echo: err %v stdout %q stderr %q", err, resp.Stdout, resp.Stderr)
+		}
+	})
+}
+
+func TestExecEnvUserWorkdir(t *testing.T) {
+	eachExecPathSerial(t, func(t *testing.T) {
+		t.Setenv("PKS_TEST_FORWARDED", "fwd")
+		c := startContainer(t)
+		sb := openExec(t, c, map[string]any{"env": []any{"CFG_VAR=cfg", "PKS_TEST_FORWARDED"}, "user": "1234:5678", "workdir": "/bin"})
+		resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{
+			Command: "/bin/sh",
+			Args:    []string{"-c", `echo "$REQ_VAR|$CFG_VAR|$PKS_TEST_FORWARDED|$(id -u):$(id -g)|$(pwd)"`},
+			Env:     []string{"REQ_VAR=req value"},
+		})
+		if err != nil {
+			t.Fatalf("Spawn: %v (stdout %q, stderr %q)", err, resp.Stdout, resp.Stderr)
+		}
+		if got, want := string(resp.Stdout), "req value|cfg|fwd|1234:5678|/bin\n"; got != want {
+			t.Errorf("stdout = %q, want %q", got, want)
+		}
+
+		// A workdir the container lacks: caught when the sandbox opens, and
+		// when it goes missing later the engine's words are a start error,
+		// never the hook's output. (A resident is already in its workdir.)
+		_, err = ExecFactory(uniqueName(t), map[string]any{"container": c, "workdir": "/nowhere"})
+		if !errors.Is(err, sandbox.ErrStart) || !strings.Contains(err.Error(), "/nowhere") {
+			t.Fatalf("ExecFactory err = %v", err)
+		}
+		if sb.res != nil && sb.res.sess != nil {
+			return
+		}
+		sb.set.workdir = "/nowhere"
+		resp, err = sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "true"})
+		if !errors.Is(err, sandbox.ErrStart) || !strings.Contains(err.Error(), "/nowhere") || resp.Stdout != nil || resp.Stderr != nil {
+			t.Fatalf("Spawn err = %v, stdout %q, stderr %q", err, resp.Stdout, resp.Stderr)
+		}
+	})
 }
 
 // leftovers lists the processes in the container other than its init,
@@ -102,6 +138,9 @@ func processesIn(t *testing.T, c string, withWarm bool) []string {
 		if !withWarm && strings.HasPrefix(args, "/bin/sh -c "+wrapperScript+" ") {
 			continue
 		}
+		if strings.HasPrefix(args, residentDir+"/resident-") {
+			continue
+		}
 		if strings.HasSuffix(args, "runc init") {
 			// An exec the engine is starting (a warm exec being
 			// replenished): runc's own, not a call's.
@@ -114,86 +153,94 @@ func processesIn(t *testing.T, c string, withWarm bool) []string {
 
 func TestExecTimeoutKillsProcessTree(t *testing.T) {
 	t.Parallel()
-	c := startContainer(t)
-	sb := openExec(t, c, map[string]any{"timeout": "700ms"})
-	for i := range 20 {
-		start := time.Now()
-		resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{
-			Command: "/bin/sh",
-			// A child, a grandchild in a subshell, one that ignores SIGTERM,
-			// an orphan (its parent exited: it belongs to init now) and a
-			// child in a session of its own.
-			Args: []string{"-c", "echo started; sleep 301 & (sleep 302 & wait) & sh -c 'trap \"\" TERM; sleep 303' & (sleep 304 &); setsid sleep 305 & wait"},
-		})
-		elapsed := time.Since(start)
-		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, sandbox.ErrTimeout) {
-			t.Fatalf("call %d: err = %v, want a timeout", i, err)
+	eachExecPath(t, func(t *testing.T) {
+		c := startContainer(t)
+		sb := openExec(t, c, map[string]any{"timeout": "700ms"})
+		for i := range 20 {
+			start := time.Now()
+			resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{
+				Command: "/bin/sh",
+				// A child, a grandchild in a subshell, one that ignores SIGTERM,
+				// an orphan (its parent exited: it belongs to init now) and a
+				// child in a session of its own.
+				Args: []string{"-c", "echo started; sleep 301 & (sleep 302 & wait) & sh -c 'trap \"\" TERM; sleep 303' & (sleep 304 &); setsid sleep 305 & wait"},
+			})
+			elapsed := time.Since(start)
+			if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, sandbox.ErrTimeout) {
+				t.Fatalf("call %d: err = %v, want a timeout", i, err)
+			}
+			if !strings.Contains(err.Error(), "timed out after 700ms") {
+				t.Errorf("err = %q", err)
+			}
+			if s := string(resp.Stdout); s != "started\n" && s != "" {
+				t.Errorf("stdout = %q", resp.Stdout)
+			}
+			// Killing and removing is the engine's work: under the load of
+			// the whole test suite it can take seconds. This only catches a
+			// call that hangs.
+			if elapsed > 20*time.Second {
+				t.Errorf("call took %s", elapsed)
+			}
+			if left := leftovers(t, c); len(left) > 0 {
+				t.Fatalf("call %d: processes left in the container:\n%s", i, strings.Join(left, "\n"))
+			}
 		}
-		if !strings.Contains(err.Error(), "timed out after 700ms") {
-			t.Errorf("err = %q", err)
-		}
-		if s := string(resp.Stdout); s != "started\n" && s != "" {
-			t.Errorf("stdout = %q", resp.Stdout)
-		}
-		// Killing and removing is the engine's work: under the load of
-		// the whole test suite it can take seconds. This only catches a
-		// call that hangs.
-		if elapsed > 20*time.Second {
-			t.Errorf("call took %s", elapsed)
-		}
-		if left := leftovers(t, c); len(left) > 0 {
-			t.Fatalf("call %d: processes left in the container:\n%s", i, strings.Join(left, "\n"))
-		}
-	}
+	})
 }
 
 func TestExecTimeoutKeepsOutput(t *testing.T) {
 	t.Parallel()
-	c := startContainer(t)
-	sb := openExec(t, c, map[string]any{})
-	resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{
-		Command: "/bin/sh", Args: []string{"-c", "echo started; echo err >&2; sleep 60"}, Timeout: 3 * time.Second,
+	eachExecPath(t, func(t *testing.T) {
+		c := startContainer(t)
+		sb := openExec(t, c, map[string]any{})
+		resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{
+			Command: "/bin/sh", Args: []string{"-c", "echo started; echo err >&2; sleep 60"}, Timeout: 3 * time.Second,
+		})
+		if !errors.Is(err, sandbox.ErrTimeout) || string(resp.Stdout) != "started\n" || string(resp.Stderr) != "err\n" {
+			t.Fatalf("err %v stdout %q stderr %q", err, resp.Stdout, resp.Stderr)
+		}
+		if left := leftovers(t, c); len(left) > 0 {
+			t.Fatalf("processes left in the container:\n%s", strings.Join(left, "\n"))
+		}
 	})
-	if !errors.Is(err, sandbox.ErrTimeout) || string(resp.Stdout) != "started\n" || string(resp.Stderr) != "err\n" {
-		t.Fatalf("err %v stdout %q stderr %q", err, resp.Stdout, resp.Stderr)
-	}
-	if left := leftovers(t, c); len(left) > 0 {
-		t.Fatalf("processes left in the container:\n%s", strings.Join(left, "\n"))
-	}
 }
 
 func TestExecLeftoversKilledAfterExit(t *testing.T) {
 	t.Parallel()
-	c := startContainer(t)
-	sb := openExec(t, c, map[string]any{"timeout": "20s"})
-	start := time.Now()
-	// The background sleep keeps stdout open after the command exits.
-	resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "/bin/sh", Args: []string{"-c", "sleep 341 & echo done; exit 4"}})
-	var xe *sandbox.ExitError
-	if !errors.As(err, &xe) || xe.Code != 4 || string(resp.Stdout) != "done\n" {
-		t.Fatalf("err %v stdout %q", err, resp.Stdout)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("took %s: the leftover was not killed when the command exited", d)
-	}
-	if left := leftovers(t, c); len(left) > 0 {
-		t.Fatalf("processes left in the container:\n%s", strings.Join(left, "\n"))
-	}
+	eachExecPath(t, func(t *testing.T) {
+		c := startContainer(t)
+		sb := openExec(t, c, map[string]any{"timeout": "20s"})
+		start := time.Now()
+		// The background sleep keeps stdout open after the command exits.
+		resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "/bin/sh", Args: []string{"-c", "sleep 341 & echo done; exit 4"}})
+		var xe *sandbox.ExitError
+		if !errors.As(err, &xe) || xe.Code != 4 || string(resp.Stdout) != "done\n" {
+			t.Fatalf("err %v stdout %q", err, resp.Stdout)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("took %s: the leftover was not killed when the command exited", d)
+		}
+		if left := leftovers(t, c); len(left) > 0 {
+			t.Fatalf("processes left in the container:\n%s", strings.Join(left, "\n"))
+		}
+	})
 }
 
 func TestExecCancelKillsProcess(t *testing.T) {
 	t.Parallel()
-	c := startContainer(t)
-	sb := openExec(t, c, map[string]any{})
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(700*time.Millisecond, cancel)
-	_, err := sb.Spawn(ctx, sandbox.Request{Command: "/bin/sh", Args: []string{"-c", "sleep 311 & sleep 312"}})
-	if !errors.Is(err, context.Canceled) || sandbox.KindOf(err) != sandbox.KindCanceled {
-		t.Fatalf("err = %v, want context.Canceled", err)
-	}
-	if left := leftovers(t, c); len(left) > 0 {
-		t.Fatalf("processes left in the container:\n%s", strings.Join(left, "\n"))
-	}
+	eachExecPath(t, func(t *testing.T) {
+		c := startContainer(t)
+		sb := openExec(t, c, map[string]any{})
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(700*time.Millisecond, cancel)
+		_, err := sb.Spawn(ctx, sandbox.Request{Command: "/bin/sh", Args: []string{"-c", "sleep 311 & sleep 312"}})
+		if !errors.Is(err, context.Canceled) || sandbox.KindOf(err) != sandbox.KindCanceled {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		if left := leftovers(t, c); len(left) > 0 {
+			t.Fatalf("processes left in the container:\n%s", strings.Join(left, "\n"))
+		}
+	})
 }
 
 func TestExecMissingContainer(t *testing.T) {
@@ -216,35 +263,39 @@ func TestExecMissingContainer(t *testing.T) {
 
 func TestExecStoppedContainer(t *testing.T) {
 	t.Parallel()
-	c := startContainer(t)
-	sb := openExec(t, c, map[string]any{})
-	docker(t, "kill", c)
-	_, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "true"})
-	if !errors.Is(err, sandbox.ErrStart) || err.Error() != "container "+c+" is not running (status exited)" {
-		t.Fatalf("Spawn err = %v", err)
-	}
-	_, err = ExecFactory(uniqueName(t), map[string]any{"container": c})
-	if !errors.Is(err, sandbox.ErrStart) || err.Error() != "container "+c+" is not running (status exited)" {
-		t.Fatalf("ExecFactory err = %v", err)
-	}
+	eachExecPath(t, func(t *testing.T) {
+		c := startContainer(t)
+		sb := openExec(t, c, map[string]any{})
+		docker(t, "kill", c)
+		_, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "true"})
+		if !errors.Is(err, sandbox.ErrStart) || err.Error() != "container "+c+" is not running (status exited)" {
+			t.Fatalf("Spawn err = %v", err)
+		}
+		_, err = ExecFactory(uniqueName(t), map[string]any{"container": c})
+		if !errors.Is(err, sandbox.ErrStart) || err.Error() != "container "+c+" is not running (status exited)" {
+			t.Fatalf("ExecFactory err = %v", err)
+		}
+	})
 }
 
 func TestExecCommandNotFoundIsStartError(t *testing.T) {
 	t.Parallel()
-	c := startContainer(t)
-	sb := openExec(t, c, map[string]any{})
-	for _, cmd := range []string{"/hooks/nope", "no-such-command", "/etc/passwd"} {
-		_, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: cmd})
-		var xe *sandbox.ExitError
-		if !errors.Is(err, sandbox.ErrStart) || errors.As(err, &xe) || !strings.Contains(err.Error(), cmd) {
-			t.Errorf("%s: err = %v, want ErrStart naming it", cmd, err)
+	eachExecPath(t, func(t *testing.T) {
+		c := startContainer(t)
+		sb := openExec(t, c, map[string]any{})
+		for _, cmd := range []string{"/hooks/nope", "no-such-command", "/etc/passwd"} {
+			_, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: cmd})
+			var xe *sandbox.ExitError
+			if !errors.Is(err, sandbox.ErrStart) || errors.As(err, &xe) || !strings.Contains(err.Error(), cmd) {
+				t.Errorf("%s: err = %v, want ErrStart naming it", cmd, err)
+			}
 		}
-	}
-	_, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "/bin/sh", Args: []string{"-c", "exit 127"}})
-	var xe *sandbox.ExitError
-	if !errors.As(err, &xe) || xe.Code != 127 {
-		t.Fatalf("err = %v, want exit code 127", err)
-	}
+		_, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "/bin/sh", Args: []string{"-c", "exit 127"}})
+		var xe *sandbox.ExitError
+		if !errors.As(err, &xe) || xe.Code != 127 {
+			t.Fatalf("err = %v, want exit code 127", err)
+		}
+	})
 }
 
 func TestExecNeedsShell(t *testing.T) {
@@ -263,39 +314,43 @@ func TestExecNeedsShell(t *testing.T) {
 
 func TestExecLargeStdoutAndCap(t *testing.T) {
 	t.Parallel()
-	c := startContainer(t)
-	sb := openExec(t, c, map[string]any{"output_limit": 64 << 20})
-	resp, err := sb.Spawn(ctxTimeout(t, 2*time.Minute), sandbox.Request{
-		Command: "/bin/sh", Args: []string{"-c", "yes 0123456789abcde | head -c 33554432"},
-	})
-	if err != nil {
-		t.Fatalf("Spawn: %v (stderr %q)", err, resp.Stderr)
-	}
-	if want := bytes.Repeat([]byte("0123456789abcde\n"), (32<<20)/16); !bytes.Equal(resp.Stdout, want) {
-		t.Fatalf("stdout: %d bytes, not the expected %d", len(resp.Stdout), len(want))
-	}
+	eachExecPath(t, func(t *testing.T) {
+		c := startContainer(t)
+		sb := openExec(t, c, map[string]any{"output_limit": 64 << 20})
+		resp, err := sb.Spawn(ctxTimeout(t, 2*time.Minute), sandbox.Request{
+			Command: "/bin/sh", Args: []string{"-c", "yes 0123456789abcde | head -c 33554432"},
+		})
+		if err != nil {
+			t.Fatalf("Spawn: %v (stderr %q)", err, resp.Stderr)
+		}
+		if want := bytes.Repeat([]byte("0123456789abcde\n"), (32<<20)/16); !bytes.Equal(resp.Stdout, want) {
+			t.Fatalf("stdout: %d bytes, not the expected %d", len(resp.Stdout), len(want))
+		}
 
-	small := openExec(t, c, map[string]any{"output_limit": 100})
-	resp, err = small.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{
-		Command: "/bin/sh", Args: []string{"-c", "yes | head -c 100000 >&2; echo out"},
+		small := openExec(t, c, map[string]any{"output_limit": 100})
+		resp, err = small.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{
+			Command: "/bin/sh", Args: []string{"-c", "yes | head -c 100000 >&2; echo out"},
+		})
+		if err != nil {
+			t.Fatalf("Spawn: %v", err)
+		}
+		if len(resp.Stderr) != 100 || !resp.StderrTruncated || string(resp.Stdout) != "out\n" || resp.StdoutTruncated {
+			t.Errorf("stderr %d bytes (truncated %v), stdout %q", len(resp.Stderr), resp.StderrTruncated, resp.Stdout)
+		}
 	})
-	if err != nil {
-		t.Fatalf("Spawn: %v", err)
-	}
-	if len(resp.Stderr) != 100 || !resp.StderrTruncated || string(resp.Stdout) != "out\n" || resp.StdoutTruncated {
-		t.Errorf("stderr %d bytes (truncated %v), stdout %q", len(resp.Stderr), resp.StderrTruncated, resp.Stdout)
-	}
 }
 
 func TestExecStreaming(t *testing.T) {
 	t.Parallel()
-	c := startContainer(t)
-	sb := openExec(t, c, map[string]any{})
-	var out, errb bytes.Buffer
-	resp, err := sb.SpawnStreaming(ctxTimeout(t, time.Minute), sandbox.Request{
-		Command: "/bin/sh", Args: []string{"-c", "cat; echo e >&2"}, Stdin: []byte("in"),
-	}, &out, &errb)
-	if err != nil || out.String() != "in" || errb.String() != "e\n" || resp.Truncated() {
-		t.Fatalf("err %v stdout %q stderr %q", err, out.String(), errb.String())
-	}
+	eachExecPath(t, func(t *testing.T) {
+		c := startContainer(t)
+		sb := openExec(t, c, map[string]any{})
+		var out, errb bytes.Buffer
+		resp, err := sb.SpawnStreaming(ctxTimeout(t, time.Minute), sandbox.Request{
+			Command: "/bin/sh", Args: []string{"-c", "cat; echo e >&2"}, Stdin: []byte("in"),
+		}, &out, &errb)
+		if err != nil || out.String() != "in" || errb.String() != "e\n" || resp.Truncated() {
+			t.Fatalf("err %v stdout %q stderr %q", err, out.String(), errb.String())
+		}
+	})
 }

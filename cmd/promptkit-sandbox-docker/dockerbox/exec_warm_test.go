@@ -51,7 +51,7 @@ func pidReq(env string) sandbox.Request {
 func TestExecWarmServesCallsOnce(t *testing.T) {
 	t.Parallel()
 	c := startContainer(t)
-	sb := openExec(t, c, map[string]any{"warm": 2})
+	sb := openExec(t, c, map[string]any{"warm": 2, "resident": false})
 	used := map[string]bool{}
 	for i := range 6 {
 		var warm []string
@@ -93,7 +93,7 @@ func TestExecWarmServesCallsOnce(t *testing.T) {
 func TestExecWarmAfterContainerRestart(t *testing.T) {
 	t.Parallel()
 	c := startContainer(t)
-	sb := openExec(t, c, map[string]any{"warm": 1})
+	sb := openExec(t, c, map[string]any{"warm": 1, "resident": false})
 	if _, err := sb.Spawn(ctxTimeout(t, time.Minute), pidReq("a")); err == nil {
 		t.Fatal("want exit 5")
 	}
@@ -110,7 +110,7 @@ func TestExecWarmAfterContainerRestart(t *testing.T) {
 func TestExecWarmOff(t *testing.T) {
 	t.Parallel()
 	c := startContainer(t)
-	sb := openExec(t, c, map[string]any{"warm": 0})
+	sb := openExec(t, c, map[string]any{"warm": 0, "resident": false})
 	for range 2 {
 		if _, err := sb.Spawn(ctxTimeout(t, time.Minute), pidReq("a")); err == nil {
 			t.Fatal("want exit 5")

@@ -70,7 +70,9 @@ q=$(cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo "$(cat /sys/fs/cgroup/cpu/cpu
 
 func TestExecConcurrentCalls(t *testing.T) {
 	t.Parallel()
-	c := startContainer(t)
-	sb := openExec(t, c, map[string]any{"timeout": "90s"}) // the engine is busy with the whole suite
-	concurrentCalls(t, sb, 32)
+	eachExecPath(t, func(t *testing.T) {
+		c := startContainer(t)
+		sb := openExec(t, c, map[string]any{"timeout": "90s"}) // the engine is busy with the whole suite
+		concurrentCalls(t, sb, 32)
+	})
 }

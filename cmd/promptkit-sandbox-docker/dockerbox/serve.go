@@ -11,6 +11,10 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
+// logger is the plugin's logger once ServeOpts has made it; in tests,
+// which build sandboxes directly, it discards.
+var logger = hclog.NewNullLogger()
+
 // staleTimeout bounds the stale-container cleanup at plugin start.
 const staleTimeout = 30 * time.Second
 
@@ -23,6 +27,7 @@ func ServeOpts(version string) plugin.ServeOpts {
 		JSONFormat: true,
 		Level:      logLevel(os.Getenv(plugin.EnvLogLevel)),
 	})
+	logger = log
 	if os.Getenv(plugin.Handshake.MagicCookieKey) == plugin.Handshake.MagicCookieValue || os.Getenv(plugin.EnvDebug) != "" {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), staleTimeout)

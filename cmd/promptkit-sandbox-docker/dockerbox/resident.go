@@ -1,0 +1,295 @@
+package dockerbox
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/resident"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// With transport api, docker_exec runs its calls through a resident: the
+// plugin's own binary, copied into the container and started there once
+// as a long-lived exec (as the sandbox's user, in its workdir). Each call
+// is then a fork and exec inside the container, not an exec session of
+// the engine's, whose runtime start costs tens of milliseconds a call.
+// When the resident cannot run (a read-only root filesystem, another
+// architecture, a plugin built with cgo, `resident: false`), every call
+// is an exec session of its own, as before.
+
+// residentDir is where the resident is installed in a container: made by
+// the engine, owned by root, so only root in the container can replace
+// it (as only root can replace the /bin/sh the exec path relies on).
+const residentDir = "/.promptkit-sandbox"
+
+// residentStartTimeout bounds installing and starting a resident.
+const residentStartTimeout = 30 * time.Second
+
+// residentBackstop is added to a call's timeout for the resident's own
+// deadline: the plugin's comes first and kills the call.
+const residentBackstop = 5 * time.Second
+
+// residentSession is one resident running in the container.
+type residentSession struct {
+	client *resident.Client
+	att    *attachment
+	pid    int
+}
+
+func (r *residentSession) alive() bool { return r.client.Err() == nil }
+
+// close ends the resident's input: it kills what still runs and exits.
+func (r *residentSession) close() { r.att.close() }
+
+// residentState is the sandbox's resident, started when it opens and
+// again when it dies (a container restart); never again once it failed
+// to start.
+type residentState struct {
+	mu      sync.Mutex
+	sess    *residentSession
+	failed  error // why it could not start; calls are execs of their own
+	started time.Time
+}
+
+// residentRetry is how soon after a start a dead resident is replaced.
+const residentRetry = time.Second
+
+// session returns a running resident, or nil when calls go without one.
+func (s *ExecSandbox) residentSession(ctx context.Context) *residentSession {
+	r := s.res
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sess != nil && r.sess.alive() {
+		return r.sess
+	}
+	if r.failed != nil || time.Since(r.started) < residentRetry {
+		return nil
+	}
+	if r.sess != nil {
+		logger.Info("docker_exec resident ended; starting another", "sandbox", s.name, "container", s.set.container, "error", r.sess.client.Err())
+		r.sess.close()
+		r.sess = nil
+	}
+	r.started = time.Now()
+	sess, err := s.startResident(ctx)
+	if err != nil {
+		logger.Warn("docker_exec resident did not restart; calls run as execs of their own", "sandbox", s.name, "container", s.set.container, "error", err)
+		return nil
+	}
+	r.sess = sess
+	return sess
+}
+
+// openResident starts the sandbox's resident when it opens. A failure is
+// logged, not returned: the sandbox works without one.
+func (s *ExecSandbox) openResident(ctx context.Context) {
+	r := &residentState{started: time.Now()}
+	s.res = r
+	sess, err := s.startResident(ctx)
+	if err != nil {
+		r.failed = err
+		logger.Warn("docker_exec runs each call as an exec of its own: no resident", "sandbox", s.name, "container", s.set.container, "error", err)
+		return
+	}
+	r.sess = sess
+	logger.Debug("docker_exec resident running", "sandbox", s.name, "container", s.set.container, "pid", sess.pid)
+}
+
+func (s *ExecSandbox) closeResident() {
+	if s.res == nil {
+		return
+	}
+	s.res.mu.Lock()
+	defer s.res.mu.Unlock()
+	if s.res.sess != nil {
+		s.res.sess.close()
+		s.res.sess = nil
+	}
+	s.res.failed = errors.New("sandbox closed")
+}
+
+// startResident installs the resident in the container if it is not
+// there yet, starts it and waits for its hello.
+func (s *ExecSandbox) startResident(ctx context.Context) (*residentSession, error) {
+	ctx, cancel := context.WithTimeout(ctx, residentStartTimeout)
+	defer cancel()
+	img, err := loadResidentImage()
+	if err != nil {
+		return nil, err
+	}
+	c := s.set.container
+	info, err := s.cli.ContainerInspect(ctx, c, client.ContainerInspectOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("inspect container %s: %w", c, err)
+	}
+	if info.Container.Image != "" {
+		ii, err := s.cli.ImageInspect(ctx, info.Container.Image)
+		if err == nil && ii.Architecture != "" && ii.Architecture != runtime.GOARCH {
+			return nil, fmt.Errorf("container %s runs %s images; the resident is %s", c, ii.Architecture, runtime.GOARCH)
+		}
+	}
+	target := residentDir + "/resident-" + img.sum[:16]
+	if err := s.installResident(ctx, img, target); err != nil {
+		return nil, err
+	}
+	ec, err := s.cli.ExecCreate(ctx, c, client.ExecCreateOptions{
+		User:         s.set.user,
+		WorkingDir:   s.set.workdir,
+		Cmd:          []string{target, resident.Flag},
+		AttachStdin:  true,
+		AttachStdout: true,
+		AttachStderr: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create the resident's exec: %w", err)
+	}
+	hr, err := s.cli.ExecAttach(ctx, ec.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("start the resident: %w", err)
+	}
+	a := newAttachment(hr.HijackedResponse)
+	frames, framesW := io.Pipe()
+	head := &headBuffer{max: 1024}
+	diag := &headBuffer{max: 4096}
+	a.demux(io.MultiWriter(head, framesW), diag)
+	go func() {
+		<-a.copyDone
+		framesW.CloseWithError(io.EOF)
+	}()
+	rc := resident.NewClient(frames, hr.Conn)
+	pid, err := rc.Ready(ctx)
+	if err != nil {
+		a.close()
+		msg := strings.TrimSpace(head.String() + " " + diag.String())
+		if msg != "" {
+			err = fmt.Errorf("%w (the exec said: %q)", err, msg)
+		}
+		return nil, fmt.Errorf("start the resident %s: %w", target, err)
+	}
+	return &residentSession{client: rc, att: a, pid: pid}, nil
+}
+
+// installResident copies the resident into the container unless a file of
+// its size is already at target (its name holds its hash).
+func (s *ExecSandbox) installResident(ctx context.Context, img residentImage, target string) error {
+	c := s.set.container
+	present := func() bool {
+		st, err := s.cli.ContainerStatPath(ctx, c, client.ContainerStatPathOptions{Path: target})
+		return err == nil && st.Stat.Mode.IsRegular() && st.Stat.Size == img.size
+	}
+	if present() {
+		return nil
+	}
+	f, err := os.Open(img.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(writeResidentTar(pw, f, img.size, strings.TrimPrefix(target, "/"))) }()
+	_, err = s.cli.CopyToContainer(ctx, c, client.CopyToContainerOptions{DestinationPath: "/", Content: pr})
+	pr.CloseWithError(io.ErrClosedPipe)
+	if err != nil && !present() {
+		// Another sandbox may have installed (and started) it meanwhile.
+		return fmt.Errorf("copy the resident into container %s: %w", c, err)
+	}
+	return nil
+}
+
+// writeResidentTar writes the archive that installs the resident: its
+// directory and the executable, both owned by root.
+func writeResidentTar(w io.Writer, bin io.Reader, size int64, name string) error {
+	tw := tar.NewWriter(w)
+	dir := name[:strings.LastIndexByte(name, '/')+1]
+	now := time.Now()
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: dir, Mode: 0o755, ModTime: now}); err != nil {
+		return err
+	}
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o755, Size: size, ModTime: now}); err != nil {
+		return err
+	}
+	if _, err := io.CopyN(tw, bin, size); err != nil {
+		return err
+	}
+	return tw.Close()
+}
+
+// headBuffer keeps the first max bytes written to it.
+type headBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf bytes.Buffer
+}
+
+func (h *headBuffer) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if room := h.max - h.buf.Len(); room > 0 {
+		h.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+func (h *headBuffer) String() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.buf.String()
+}
+
+// residentCall is a call the resident runs.
+type residentCall struct {
+	s    *ExecSandbox
+	sess *residentSession
+	spec runSpec
+}
+
+func (p *residentCall) finish(ctx context.Context, stdin []byte, out outputs) (int, error) {
+	s, spec := p.s, p.spec
+	res, err := p.sess.client.Run(ctx, resident.Call{
+		Command: spec.command,
+		Args:    spec.args,
+		Env:     spec.env,
+		Stdin:   stdin,
+		Timeout: spec.timeout + residentBackstop,
+		// One byte past the cap lets the call's own cap see the cut.
+		OutputLimit: s.set.outputLimit + 1,
+	}, out.stdout, out.stderr)
+	switch {
+	case err == nil:
+		return res.Code, nil
+	case ctx.Err() != nil:
+		return 0, sandbox.ContextError(ctx, spec.what, spec.timeout)
+	case errors.Is(err, resident.ErrEnded):
+		cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		if rerr := s.checkRunning(cctx); sandbox.KindOf(rerr) == sandbox.KindStart {
+			return 0, rerr
+		}
+		return 0, sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s: the resident in container %s", spec.what, s.set.container), err)
+	case sandbox.KindOf(err) == sandbox.KindStart:
+		var se *sandbox.Error
+		if errors.As(err, &se) && strings.HasSuffix(se.Msg, "not found (or not executable)") {
+			return 0, sandbox.NewError(sandbox.KindStart,
+				fmt.Sprintf("%s: not found (or not executable) in container %s", spec.what, s.set.container), nil)
+		}
+		return 0, sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s in container %s", err, s.set.container), nil)
+	}
+	return 0, err
+}
+
+// discard has nothing to do: Run kills the call when its context ends.
+func (p *residentCall) discard() {}

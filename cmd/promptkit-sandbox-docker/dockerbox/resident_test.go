@@ -1,0 +1,132 @@
+package dockerbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// TestMain points the resident at a static build of the plugin: the test
+// binary itself (built with the race detector, so with cgo) cannot run
+// in a container from scratch.
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "pks-resident-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "promptkit-sandbox-docker")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "..")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build the plugin for the resident: %v\n%s", err, out)
+		return 1
+	}
+	residentBinary = func() (string, error) { return bin, nil }
+	return m.Run()
+}
+
+// residentPID is the PID, in the container, of the sandbox's resident.
+func residentPID(t *testing.T, sb *ExecSandbox) int {
+	t.Helper()
+	if sb.res == nil || sb.res.sess == nil {
+		t.Fatalf("no resident runs (start error: %v)", sb.res.failed)
+	}
+	return sb.res.sess.pid
+}
+
+func TestExecResidentServesEveryCall(t *testing.T) {
+	t.Parallel()
+	c := startContainer(t)
+	sb := openExec(t, c, map[string]any{})
+	pid := residentPID(t, sb)
+	if sb.pool != nil {
+		t.Error("warm execs kept beside a resident")
+	}
+	for i := range 3 {
+		resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "/bin/sh", Args: []string{"-c", "echo $PPID"}})
+		if err != nil || strings.TrimSpace(string(resp.Stdout)) != strconv.Itoa(pid) {
+			t.Fatalf("call %d: parent %q, want the resident %d (err %v)", i, resp.Stdout, pid, err)
+		}
+	}
+	if ps := psIn(t, c); !strings.Contains(ps, residentDir+"/resident-") {
+		t.Fatalf("no resident in the container:\n%s", ps)
+	}
+	sb.Close()
+	// Closing the sandbox ends the resident.
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Contains(psIn(t, c), residentDir+"/resident-") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the resident outlived its sandbox:\n%s", psIn(t, c))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestExecResidentKeepsItsDescriptors(t *testing.T) {
+	t.Parallel()
+	c := startContainer(t)
+	sb := openExec(t, c, map[string]any{"user": "1234:5678"})
+	pid := residentPID(t, sb)
+	// A call runs as the resident's user, yet cannot reach the resident's
+	// stdin or stdout (to forge frames) or read its memory.
+	resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "/bin/sh", Args: []string{"-c",
+		fmt.Sprintf(`id -u; ls /proc/%d/fd >/dev/null 2>&1 && echo fd-open; echo x > /proc/%d/fd/1 2>/dev/null && echo forged; cat /proc/%d/environ >/dev/null 2>&1 && echo environ-read; true`, pid, pid, pid)}})
+	if err != nil || string(resp.Stdout) != "1234\n" {
+		t.Fatalf("stdout %q stderr %q err %v: want only the uid", resp.Stdout, resp.Stderr, err)
+	}
+}
+
+func TestExecResidentFallsBackOnReadOnlyRoot(t *testing.T) {
+	t.Parallel()
+	img := busyboxImage(t)
+	c := docker(t, "run", "-d", "--init", "--read-only", "--network", "none", "--label", dockertest.UniqueLabel(t), img, "sleep", "3600")
+	sb := openExec(t, c, map[string]any{})
+	if sb.res == nil || sb.res.failed == nil || sb.res.sess != nil {
+		t.Fatal("a resident runs in a read-only container")
+	}
+	if !strings.Contains(sb.res.failed.Error(), "copy the resident") {
+		t.Errorf("start error = %v", sb.res.failed)
+	}
+	if sb.pool == nil {
+		t.Error("no warm execs without a resident")
+	}
+	resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "cat", Stdin: []byte("still works")})
+	if err != nil || string(resp.Stdout) != "still works" {
+		t.Fatalf("stdout %q err %v", resp.Stdout, err)
+	}
+}
+
+func TestExecResidentAfterContainerRestart(t *testing.T) {
+	t.Parallel()
+	c := startContainer(t)
+	sb := openExec(t, c, map[string]any{})
+	first := residentPID(t, sb)
+	docker(t, "restart", "-t", "0", c)
+	time.Sleep(residentRetry)
+	for i := range 3 {
+		resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "cat", Stdin: []byte("after")})
+		if err != nil || string(resp.Stdout) != "after" {
+			t.Fatalf("call %d after restart: stdout %q err %v", i, resp.Stdout, err)
+		}
+	}
+	if sb.res.sess == nil || !sb.res.sess.alive() {
+		t.Fatal("no resident after the restart")
+	}
+	if !strings.Contains(psIn(t, c), residentDir+"/resident-") {
+		t.Fatalf("no resident in the restarted container (the first was pid %d)", first)
+	}
+}

@@ -92,8 +92,38 @@
 //	workdir       the container's
 //	user          the container's
 //	env           []            as for docker_run
-//	warm          2             warm execs kept per command, 0 to 64 (see below)
+//	resident      true          run calls through a resident (transport api; see below)
+//	warm          2             warm execs kept per command without a resident, 0 to 64
 //	timeout, output_limit, transport, extra_args, docker_path: as for docker_run
+//
+// # The resident
+//
+// With transport api and resident on (the default), the sandbox copies
+// the plugin's own executable into the container when it opens, at
+// /.promptkit-sandbox/resident-HASH (owned by root, mode 0755; the name
+// holds the first 16 hex digits of its SHA-256, so it is copied once per
+// container and plugin build), and starts it there as one long-lived
+// exec, as the sandbox's user and in its workdir. Every call then goes to
+// that process over the exec's stdin and stdout (package resident): it
+// forks and execs the command in a process group of its own, with the
+// call's stdin, environment (over the exec's own, as an exec session's
+// is) and output caps, so a call costs a fork and exec in the container
+// instead of an exec session, whose runtime start is tens of milliseconds
+// of runc. Calls run concurrently through it. On a timeout or a
+// cancellation the resident freezes and kills the call's process group
+// and every descendant it finds by parent PID; when the command exits,
+// what is left of its group is killed. The resident is non-dumpable, so a
+// call running as the same user cannot open its descriptors through /proc
+// or trace it. Closing the sandbox ends the resident's stdin: it kills
+// whatever still runs and exits. If the resident dies (the container
+// restarted), the next call starts another.
+//
+// The resident needs a writable root filesystem for the copy, an image of
+// the plugin's architecture and a static plugin binary (make build builds
+// it with CGO_ENABLED=0). When it cannot start, the plugin logs why at
+// WARN and every call is an exec session of its own, with warm execs, as
+// described next; resident: false chooses that path outright, for
+// containers where nothing may be written.
 //
 // The command runs as /bin/sh -c WRAPPER COMMAND ARGS...: the wrapper
 // checks that the command exists, reports its PID on the first line of
@@ -104,8 +134,8 @@
 // engine cannot start (a missing workdir or user), with the engine's
 // message — which never reaches the hook's stdout or stderr.
 //
-// Starting an exec costs the engine tens of milliseconds (a runc exec per
-// call), so the sandbox keeps up to warm execs per command (command,
+// Without a resident, starting an exec costs the engine tens of
+// milliseconds (a runc exec per call), so the sandbox keeps up to warm execs per command (command,
 // arguments and environment; the 8 most recently used) started ahead of
 // demand: each is a wrapper that has checked the command and reported its
 // PID, and waits on its first stdin line. A call hands one its stdin

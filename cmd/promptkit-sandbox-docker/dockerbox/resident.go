@@ -142,7 +142,7 @@ func (s *ExecSandbox) startResident(ctx context.Context) (*residentSession, erro
 			return nil, fmt.Errorf("container %s runs %s images; the resident is %s", c, ii.Architecture, runtime.GOARCH)
 		}
 	}
-	target := residentDir + "/resident-" + img.sum[:16]
+	target := residentDir + "/" + img.Name()
 	if err := s.installResident(ctx, img, target); err != nil {
 		return nil, err
 	}
@@ -185,22 +185,22 @@ func (s *ExecSandbox) startResident(ctx context.Context) (*residentSession, erro
 
 // installResident copies the resident into the container unless a file of
 // its size is already at target (its name holds its hash).
-func (s *ExecSandbox) installResident(ctx context.Context, img residentImage, target string) error {
+func (s *ExecSandbox) installResident(ctx context.Context, img resident.Image, target string) error {
 	c := s.set.container
 	present := func() bool {
 		st, err := s.cli.ContainerStatPath(ctx, c, client.ContainerStatPathOptions{Path: target})
-		return err == nil && st.Stat.Mode.IsRegular() && st.Stat.Size == img.size
+		return err == nil && st.Stat.Mode.IsRegular() && st.Stat.Size == img.Size
 	}
 	if present() {
 		return nil
 	}
-	f, err := os.Open(img.path)
+	f, err := os.Open(img.Path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(writeResidentTar(pw, f, img.size, strings.TrimPrefix(target, "/"))) }()
+	go func() { pw.CloseWithError(writeResidentTar(pw, f, img.Size, strings.TrimPrefix(target, "/"))) }()
 	_, err = s.cli.CopyToContainer(ctx, c, client.CopyToContainerOptions{DestinationPath: "/", Content: pr})
 	pr.CloseWithError(io.ErrClosedPipe)
 	if err != nil && !present() {

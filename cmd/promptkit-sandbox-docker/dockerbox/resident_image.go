@@ -1,14 +1,11 @@
 package dockerbox
 
 import (
-	"crypto/sha256"
-	"debug/elf"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
-	"runtime"
 	"sync"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/resident"
 )
 
 // residentBinary is the file installed in containers as the resident: the
@@ -17,66 +14,21 @@ import (
 // build of the plugin.
 var residentBinary = os.Executable
 
-// residentImage is the resident's file, checked and hashed once.
-type residentImage struct {
-	path string
-	size int64
-	sum  string // SHA-256, hex
-}
-
 var (
 	residentOnce sync.Once
-	residentImg  residentImage
+	residentImg  resident.Image
 	residentErr  error
 )
 
-func loadResidentImage() (residentImage, error) {
-	residentOnce.Do(func() { residentImg, residentErr = inspectResident() })
-	return residentImg, residentErr
-}
-
-// elfMachine is the ELF machine of each architecture the resident can be
-// installed for: the plugin's own.
-var elfMachine = map[string]elf.Machine{
-	"amd64":   elf.EM_X86_64,
-	"arm64":   elf.EM_AARCH64,
-	"386":     elf.EM_386,
-	"arm":     elf.EM_ARM,
-	"ppc64le": elf.EM_PPC64,
-	"s390x":   elf.EM_S390,
-	"riscv64": elf.EM_RISCV,
-}
-
-// inspectResident checks that the binary can run in any container of the
-// plugin's architecture (a static ELF: containers need not have a C
-// library) and hashes it.
-func inspectResident() (residentImage, error) {
-	path, err := residentBinary()
-	if err != nil {
-		return residentImage{}, fmt.Errorf("find the plugin's executable: %w", err)
-	}
-	ef, err := elf.Open(path)
-	if err != nil {
-		return residentImage{}, fmt.Errorf("read %s: %w", path, err)
-	}
-	defer ef.Close()
-	if want, ok := elfMachine[runtime.GOARCH]; !ok || ef.Machine != want {
-		return residentImage{}, fmt.Errorf("%s is for %s, not %s", path, ef.Machine, runtime.GOARCH)
-	}
-	for _, p := range ef.Progs {
-		if p.Type == elf.PT_INTERP {
-			return residentImage{}, fmt.Errorf("%s is dynamically linked (build it with CGO_ENABLED=0, as make build does)", path)
+// loadResidentImage checks and hashes the resident's file, once.
+func loadResidentImage() (resident.Image, error) {
+	residentOnce.Do(func() {
+		path, err := residentBinary()
+		if err != nil {
+			residentErr = fmt.Errorf("find the plugin's executable: %w", err)
+			return
 		}
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return residentImage{}, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return residentImage{}, fmt.Errorf("hash %s: %w", path, err)
-	}
-	return residentImage{path: path, size: n, sum: hex.EncodeToString(h.Sum(nil))}, nil
+		residentImg, residentErr = resident.InspectImage(path)
+	})
+	return residentImg, residentErr
 }

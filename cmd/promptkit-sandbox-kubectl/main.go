@@ -1,16 +1,26 @@
 // Command promptkit-sandbox-kubectl is the Kubernetes backend plugin of
 // promptkit-sandbox: it serves the kubectl_exec mode (see package
 // kubebox). The host starts it; it is not run by hand.
+//
+// Started with resident.Flag it is instead kubectl_exec's resident, which
+// the plugin copies into a container of the pod and runs there (see
+// package resident).
 package main
 
 import (
+	"os"
+
 	"github.com/altairalabs/promptkit-sandbox/cmd/promptkit-sandbox-kubectl/kubebox"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/shared/resident"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0"
 
 func main() {
+	if resident.Invoked(os.Args) {
+		os.Exit(resident.Main())
+	}
 	plugin.Serve(kubebox.ServeOpts(version))
 }

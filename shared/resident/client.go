@@ -14,7 +14,7 @@ import (
 
 // ErrEnded is what calls fail with once the resident's stream has ended
 // (the resident exited, its container stopped, the session broke).
-var ErrEnded = errors.New("resident: stream ended")
+var ErrEnded = errors.New("stream ended")
 
 // killWait is how long Run waits, after sending a kill, for the resident
 // to report the call over.
@@ -176,7 +176,7 @@ func (c *Client) ended(err error) error {
 	case <-c.done:
 		return c.Err()
 	case <-time.After(100 * time.Millisecond):
-		return sandbox.NewError(sandbox.KindTransport, "resident: send", errors.Join(ErrEnded, err))
+		return sandbox.NewError(sandbox.KindTransport, "resident: send", fmt.Errorf("%w: %v", ErrEnded, err))
 	}
 }
 
@@ -242,7 +242,7 @@ func (c *Client) lookup(id uint32) *clientCall {
 func (c *Client) read(r io.Reader) {
 	err := c.dispatch(r)
 	c.mu.Lock()
-	c.err = sandbox.NewError(sandbox.KindTransport, "resident", errors.Join(ErrEnded, err))
+	c.err = sandbox.NewError(sandbox.KindTransport, "resident", fmt.Errorf("%w: %v", ErrEnded, err))
 	c.mu.Unlock()
 	close(c.done)
 }

@@ -2,7 +2,6 @@ package dockerbox
 
 import (
 	"archive/tar"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -127,7 +126,7 @@ func (s *ExecSandbox) closeResident() {
 func (s *ExecSandbox) startResident(ctx context.Context) (*residentSession, error) {
 	ctx, cancel := context.WithTimeout(ctx, residentStartTimeout)
 	defer cancel()
-	img, err := loadResidentImage()
+	img, err := resident.SelfImage()
 	if err != nil {
 		return nil, err
 	}
@@ -163,8 +162,8 @@ func (s *ExecSandbox) startResident(ctx context.Context) (*residentSession, erro
 	}
 	a := newAttachment(hr.HijackedResponse)
 	frames, framesW := io.Pipe()
-	head := &headBuffer{max: 1024}
-	diag := &headBuffer{max: 4096}
+	head := &resident.HeadBuffer{Max: 1024}
+	diag := &resident.HeadBuffer{Max: 4096}
 	a.demux(io.MultiWriter(head, framesW), diag)
 	go func() {
 		<-a.copyDone
@@ -226,28 +225,6 @@ func writeResidentTar(w io.Writer, bin io.Reader, size int64, name string) error
 		return err
 	}
 	return tw.Close()
-}
-
-// headBuffer keeps the first max bytes written to it.
-type headBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf bytes.Buffer
-}
-
-func (h *headBuffer) Write(p []byte) (int, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if room := h.max - h.buf.Len(); room > 0 {
-		h.buf.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
-}
-
-func (h *headBuffer) String() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.buf.String()
 }
 
 // residentCall is a call the resident runs.

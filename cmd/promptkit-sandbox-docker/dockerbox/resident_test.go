@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/shared/resident"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -35,7 +36,7 @@ func runTests(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "build the plugin for the resident: %v\n%s", err, out)
 		return 1
 	}
-	residentBinary = func() (string, error) { return bin, nil }
+	resident.UseExecutable(bin)
 	return m.Run()
 }
 

@@ -68,11 +68,11 @@ func startBenchCluster(b *testing.B) *testCluster {
 	return startCluster(b)
 }
 
-// BenchmarkKubectlExecNativeWarm is the latency of a call that finds a
-// warm session ready: the timer is stopped while the pool refills.
+// BenchmarkKubectlExecNativeWarm is the latency, without a resident, of a
+// call that finds a warm session ready: the timer is stopped while the pool refills.
 func BenchmarkKubectlExecNativeWarm(b *testing.B) {
 	c := startBenchCluster(b)
-	sb, err := Factory("bench", map[string]any{"kubeconfig": c.kubeconfig, "pod": testPod, "container": "hooks"})
+	sb, err := Factory("bench", map[string]any{"kubeconfig": c.kubeconfig, "pod": testPod, "container": "hooks", "resident": false})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -92,6 +92,14 @@ func BenchmarkKubectlExecNativeWarm(b *testing.B) {
 	}
 }
 
-// BenchmarkKubectlExecNativeCold is ours with warm: 0: every call opens
-// its own exec.
-func BenchmarkKubectlExecNativeCold(b *testing.B) { benchSandbox(b, TransportNative, "warm", 0) }
+// BenchmarkKubectlExecNativeCold is ours with no resident and warm: 0:
+// every call opens its own exec.
+func BenchmarkKubectlExecNativeCold(b *testing.B) {
+	benchSandbox(b, TransportNative, "resident", false, "warm", 0)
+}
+
+// BenchmarkKubectlExecNativeNoResident is ours with resident: false: an
+// exec session per call, with warm sessions.
+func BenchmarkKubectlExecNativeNoResident(b *testing.B) {
+	benchSandbox(b, TransportNative, "resident", false)
+}

@@ -27,7 +27,7 @@ const (
 // Keys are the configuration keys of kubectl_exec, in the order Describe
 // reports them.
 var Keys = []string{"pod", "selector", "namespace", "container", "kubeconfig", "context", "env",
-	"transport", "kubectl_path", "extra_args", "warm", "timeout", "output_limit"}
+	"transport", "kubectl_path", "extra_args", "warm", "resident", "timeout", "output_limit"}
 
 // DefaultWarm is how many exec sessions a sandbox keeps open ahead of its
 // calls unless warm says otherwise, and MaxWarm the most it may.
@@ -49,6 +49,7 @@ type config struct {
 	KubectlPath string            `json:"kubectl_path"`
 	ExtraArgs   []string          `json:"extra_args"`
 	Warm        *int              `json:"warm"`
+	Resident    *bool             `json:"resident"`
 	Timeout     *sandbox.Duration `json:"timeout"`
 	OutputLimit *int              `json:"output_limit"`
 }
@@ -65,7 +66,8 @@ type settings struct {
 	transport   string
 	kubectlPath string
 	extraArgs   []string
-	warm        int // exec sessions kept open ahead of calls
+	warm        int  // exec sessions kept open ahead of calls
+	resident    bool // run calls through a resident (transport native)
 	timeout     time.Duration
 	outputLimit int
 }
@@ -149,6 +151,7 @@ func parseConfig(cfg map[string]any) (settings, error) {
 		s.kubectlPath = "kubectl"
 	}
 
+	s.resident = c.Resident == nil || *c.Resident
 	s.warm = DefaultWarm
 	if c.Warm != nil {
 		if v := *c.Warm; v < 0 || v > MaxWarm {

@@ -14,7 +14,8 @@
 //	transport     native                  native (client-go exec streaming) or cli (the kubectl binary)
 //	kubectl_path  kubectl                 the kubectl binary, for transport cli
 //	extra_args    []                      kubectl arguments, for transport cli
-//	warm          2                       exec sessions kept open ahead of calls (0 to 64)
+//	resident      true                    run calls through a resident (transport native; see below)
+//	warm          2                       exec sessions kept open ahead of calls without a resident (0 to 64)
 //	timeout       10s                     for calls that set none
 //	output_limit  16777216                bytes kept of each of stdout and stderr
 //
@@ -39,6 +40,32 @@
 // before the command started) out of the hook's stderr. A connection
 // that breaks while the command runs is an exception: kubectl writes its
 // message to the stream the command's stderr comes on.
+//
+// # The resident
+//
+// With the native transport and resident on (the default), the sandbox
+// copies the plugin's own executable into the target container when it
+// opens — over an exec's stdin, into ${TMPDIR:-/tmp}/.promptkit-sandbox-UID,
+// a directory the container's user owns and only it may enter, named by
+// the binary's hash so it is copied once per container and plugin build
+// — and starts it there as one long-lived exec. Every call then goes to
+// that process over the exec's stdin and stdout (package resident): a
+// fork and exec in the container instead of an API request, a stream
+// upgrade and a runtime exec. The call's environment, stdin, exit code
+// and output caps are as on the wrapper path; on a timeout or a
+// cancellation the resident freezes and kills the call's process group
+// and every descendant it finds by parent PID. The resident is
+// non-dumpable (a call running as the same user cannot reach its
+// descriptors through /proc), ends with the sandbox, and is started again
+// when it dies or a selector moves the sandbox to another pod. The copy
+// is the plugin binary (tens of megabytes), made once per container.
+//
+// The copy needs cat, chmod, mkdir, mv, wc and id in the container besides
+// /bin/sh, a writable temporary directory on a filesystem that allows
+// execution, and the plugin's architecture. When the resident cannot
+// start the plugin logs why at WARN and calls take the wrapper path
+// described above; resident: false chooses that path outright. The cli
+// transport never uses a resident.
 //
 // # Timeouts and cancellation
 //

@@ -13,6 +13,7 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
 	"github.com/altairalabs/promptkit-sandbox/internal/kubetest"
 	"github.com/altairalabs/promptkit-sandbox/shared/remoteproc"
+	"github.com/altairalabs/promptkit-sandbox/shared/resident"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -60,10 +61,14 @@ func transports(t *testing.T) []string {
 			t.Fatalf("kubectl not found on PATH (make deps installs Debian's kubernetes-client): %v", err)
 		}
 		t.Logf("kubectl not found on PATH: testing the native transport only (CI fails instead): %v", err)
-		return []string{TransportNative}
+		return []string{TransportNative, nativeNoResident}
 	}
-	return []string{TransportNative, TransportCLI}
+	return []string{TransportNative, nativeNoResident, TransportCLI}
 }
+
+// nativeNoResident is the native transport with resident: false, an
+// exec session per call, as a transport for the tests.
+const nativeNoResident = "native-noresident"
 
 // eachTransport runs fn as a subtest per transport.
 func eachTransport(t *testing.T, fn func(t *testing.T, transport string)) {
@@ -84,6 +89,9 @@ func (c *testCluster) open(t *testing.T, transport string, cfg map[string]any) *
 func (c *testCluster) tryOpen(t *testing.T, transport string, cfg map[string]any) (*Sandbox, error) {
 	t.Helper()
 	full := map[string]any{"kubeconfig": c.kubeconfig, "transport": transport}
+	if transport == nativeNoResident {
+		full["transport"], full["resident"] = TransportNative, false
+	}
 	if _, ok := cfg["selector"]; !ok {
 		full["pod"] = testPod
 	}
@@ -128,7 +136,8 @@ func leftovers(t *testing.T, container string) []string {
 			continue
 		}
 		args := strings.Join(f[1:], " ")
-		if f[0] == "1" || args == "sleep 3600" || strings.HasPrefix(args, "ps ") || strings.HasSuffix(args, " pks-wrapper") {
+		if f[0] == "1" || args == "sleep 3600" || strings.HasPrefix(args, "ps ") || strings.HasSuffix(args, " pks-wrapper") ||
+			strings.HasSuffix(args, " "+resident.Flag) {
 			continue
 		}
 		left = append(left, line)

@@ -34,7 +34,7 @@ func wrappers(t *testing.T, container string) int {
 func TestWarmSessionsServeCallsAndCloseEndsThem(t *testing.T) {
 	c := startCluster(t)
 	eachTransport(t, func(t *testing.T, tr string) {
-		sb := c.open(t, tr, map[string]any{"warm": 3})
+		sb := c.open(t, tr, map[string]any{"warm": 3, "resident": false})
 		sb.pool.awaitFull(ctxTimeout(t, time.Minute))
 		if n := wrappers(t, c.hooks); n != 3 {
 			t.Fatalf("%d wrappers waiting, want 3", n)
@@ -62,7 +62,7 @@ func TestWarmSessionsServeCallsAndCloseEndsThem(t *testing.T) {
 func TestWarmSessionCutBeforeItsCall(t *testing.T) {
 	c := startCluster(t)
 	eachTransport(t, func(t *testing.T, tr string) {
-		sb := c.open(t, tr, map[string]any{"warm": 2})
+		sb := c.open(t, tr, map[string]any{"warm": 2, "resident": false})
 		sb.pool.awaitFull(ctxTimeout(t, time.Minute))
 		// The waiting wrappers die (an OOM kill, a node problem): the
 		// calls still run, in sessions of their own.
@@ -79,7 +79,7 @@ func TestWarmSessionCutBeforeItsCall(t *testing.T) {
 func TestWithoutWarmSessions(t *testing.T) {
 	c := startCluster(t)
 	eachTransport(t, func(t *testing.T, tr string) {
-		sb := c.open(t, tr, map[string]any{"warm": 0})
+		sb := c.open(t, tr, map[string]any{"warm": 0, "resident": false})
 		if sb.pool != nil {
 			t.Fatal("a pool with warm: 0")
 		}

@@ -37,7 +37,8 @@ type Sandbox struct {
 	c    cluster
 	ns   string
 
-	pool *pool // warm sessions; nil when warm is 0
+	pool *pool          // warm sessions; nil when warm is 0 or a resident runs
+	res  *residentState // nil unless transport native with resident on
 
 	mu  sync.Mutex
 	cur target
@@ -87,7 +88,10 @@ func Factory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
 		return nil, err
 	}
 	s.cur = t
-	if set.warm > 0 {
+	if set.transport == TransportNative && set.resident {
+		s.openResident(ctx, t)
+	}
+	if set.warm > 0 && (s.res == nil || s.res.failed != nil) {
 		s.pool = newPool(s, set.warm)
 		s.pool.refill(t)
 	}
@@ -128,6 +132,7 @@ func (s *Sandbox) Close() error {
 	if s.pool != nil {
 		s.pool.close()
 	}
+	s.closeResident()
 	s.c.close()
 	return nil
 }
@@ -177,12 +182,27 @@ func (s *Sandbox) spawn(ctx context.Context, req sandbox.Request, stdout, stderr
 	if req.Command == "" {
 		return resp, sandbox.NewError(sandbox.KindStart, Mode+": empty command", nil)
 	}
+	// The preamble checks the call (environment names the wrapper can
+	// export) on both paths, so a call means the same with or without a
+	// resident.
 	pre, err := remoteproc.Preamble(req.Command, req.Args, shell.MergeEnv(s.set.env, req.Env, os.LookupEnv))
 	if err != nil {
 		return resp, sandbox.NewError(sandbox.KindStart, what+": "+err.Error(), nil)
 	}
 	if ctx.Err() != nil {
 		return resp, sandbox.ContextError(ctx, what, 0)
+	}
+	if sess := s.residentFor(ctx, s.target()); sess != nil {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		code, err := s.runResident(cctx, sess, req, what, timeout, outStdout, outStderr)
+		switch {
+		case err != nil:
+			return resp, err
+		case code != 0:
+			return resp, &sandbox.ExitError{Code: code}
+		}
+		return resp, nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -16,6 +16,10 @@ import (
 // promptkit-sandbox-kubectl[_vVERSION].
 const PluginName = "kubectl"
 
+// logger is the plugin's logger once ServeOpts has made it; in tests,
+// which build sandboxes directly, it discards.
+var logger = hclog.NewNullLogger()
+
 // ServeOpts describes the plugin to plugin.Serve.
 func ServeOpts(v string) plugin.ServeOpts {
 	version = v
@@ -24,6 +28,7 @@ func ServeOpts(v string) plugin.ServeOpts {
 		level = hclog.Info
 	}
 	log := hclog.New(&hclog.LoggerOptions{Output: os.Stderr, JSONFormat: true, Level: level})
+	logger = log
 	routeKlog(log.Named("client-go"))
 	return plugin.ServeOpts{
 		Name:         PluginName,

@@ -1,0 +1,70 @@
+package kubebox
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/shared/resident"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+func TestResidentServesEveryCall(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t)
+	sb := c.open(t, TransportNative, map[string]any{})
+	if sb.res == nil || sb.res.sess == nil {
+		t.Fatalf("no resident runs (start error: %v)", sb.res.failed)
+	}
+	if sb.pool != nil {
+		t.Error("warm sessions kept beside a resident")
+	}
+	pid := sb.res.sess.pid
+	for i := range 3 {
+		resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "/bin/sh", Args: []string{"-c", "echo $PPID"}})
+		if err != nil || strings.TrimSpace(string(resp.Stdout)) != strconv.Itoa(pid) {
+			t.Fatalf("call %d: parent %q, want the resident %d (err %v)", i, resp.Stdout, pid, err)
+		}
+	}
+	ps := dockertest.Docker(t, "exec", c.hooks, "ps", "-o", "pid,args")
+	if !strings.Contains(ps, " "+resident.Flag) {
+		t.Fatalf("no resident in the container:\n%s", ps)
+	}
+	// A second sandbox finds it installed and starts its own.
+	other := c.open(t, TransportNative, map[string]any{})
+	if other.res == nil || other.res.sess == nil || other.res.sess.pid == pid {
+		t.Fatal("the second sandbox has no resident of its own")
+	}
+	sb.Close()
+	other.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Contains(dockertest.Docker(t, "exec", c.hooks, "ps", "-o", "pid,args"), " "+resident.Flag) {
+		if time.Now().After(deadline) {
+			t.Fatal("a resident outlived its sandbox")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestResidentFallsBackWithoutTempDir(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t)
+	// The container's /tmp is a file: nowhere to install the resident.
+	dockertest.Docker(t, "exec", c.hooks, "/bin/sh", "-c", "rm -rf /tmp && touch /tmp")
+	sb := c.open(t, TransportNative, map[string]any{})
+	if sb.res == nil || sb.res.failed == nil || sb.res.sess != nil {
+		t.Fatal("a resident runs without a temporary directory")
+	}
+	if !strings.Contains(sb.res.failed.Error(), "copy the resident") {
+		t.Errorf("start error = %v", sb.res.failed)
+	}
+	if sb.pool == nil {
+		t.Error("no warm sessions without a resident")
+	}
+	resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "cat", Stdin: []byte("still works")})
+	if err != nil || string(resp.Stdout) != "still works" {
+		t.Fatalf("stdout %q err %v", resp.Stdout, err)
+	}
+}

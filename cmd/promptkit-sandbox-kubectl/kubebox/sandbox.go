@@ -89,7 +89,9 @@ func Factory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
 	}
 	s.cur = t
 	if set.transport == TransportNative && set.resident {
-		s.openResident(ctx, t)
+		// Its own deadline (residentStartTimeout), not what is left of
+		// the open's: the first copy into a pod can take a while.
+		s.openResident(context.Background(), t)
 	}
 	if set.warm > 0 && (s.res == nil || s.res.failed != nil) {
 		s.pool = newPool(s, set.warm)

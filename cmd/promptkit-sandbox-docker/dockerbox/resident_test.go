@@ -3,41 +3,19 @@ package dockerbox
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
-	"github.com/altairalabs/promptkit-sandbox/shared/resident"
+	"github.com/altairalabs/promptkit-sandbox/internal/plugintest"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
-// TestMain points the resident at a static build of the plugin: the test
-// binary itself (built with the race detector, so with cgo) cannot run
-// in a container from scratch.
+// TestMain takes the resident from a static build of the plugin.
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "pks-resident-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "promptkit-sandbox-docker")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "..")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build the plugin for the resident: %v\n%s", err, out)
-		return 1
-	}
-	resident.UseExecutable(bin)
-	return m.Run()
+	os.Exit(plugintest.RunWithResident(m, ".."))
 }
 
 // residentPID is the PID, in the container, of the sandbox's resident.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/shared/resident"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
-	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
 
 // With the native transport, kubectl_exec runs its calls through a
@@ -212,12 +211,13 @@ func (s *Sandbox) installResident(ctx context.Context, t target, img resident.Im
 	return strings.TrimSpace(out2.String()), nil
 }
 
-// runResident runs a call through the resident.
-func (s *Sandbox) runResident(ctx context.Context, sess *residentSession, req sandbox.Request, what string, timeout time.Duration, stdout, stderr io.Writer) (int, error) {
+// runResident runs a call through the resident; env is the call's,
+// merged over the sandbox's.
+func (s *Sandbox) runResident(ctx context.Context, sess *residentSession, req sandbox.Request, env []string, what string, timeout time.Duration, stdout, stderr io.Writer) (int, error) {
 	res, err := sess.client.Run(ctx, resident.Call{
 		Command: req.Command,
 		Args:    req.Args,
-		Env:     shell.MergeEnv(s.set.env, req.Env, os.LookupEnv),
+		Env:     env,
 		Stdin:   req.Stdin,
 		Timeout: timeout + residentBackstop,
 		// One byte past the cap lets the call's own cap see the cut.

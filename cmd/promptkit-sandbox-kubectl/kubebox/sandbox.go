@@ -187,7 +187,8 @@ func (s *Sandbox) spawn(ctx context.Context, req sandbox.Request, stdout, stderr
 	// The preamble checks the call (environment names the wrapper can
 	// export) on both paths, so a call means the same with or without a
 	// resident.
-	pre, err := remoteproc.Preamble(req.Command, req.Args, shell.MergeEnv(s.set.env, req.Env, os.LookupEnv))
+	env := shell.MergeEnv(s.set.env, req.Env, os.LookupEnv)
+	pre, err := remoteproc.Preamble(req.Command, req.Args, env)
 	if err != nil {
 		return resp, sandbox.NewError(sandbox.KindStart, what+": "+err.Error(), nil)
 	}
@@ -197,7 +198,7 @@ func (s *Sandbox) spawn(ctx context.Context, req sandbox.Request, stdout, stderr
 	if sess := s.residentFor(ctx, s.target()); sess != nil {
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		code, err := s.runResident(cctx, sess, req, what, timeout, outStdout, outStderr)
+		code, err := s.runResident(cctx, sess, req, env, what, timeout, outStdout, outStderr)
 		switch {
 		case err != nil:
 			return resp, err

@@ -1,0 +1,33 @@
+package plugintest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/resident"
+)
+
+// RunWithResident runs a backend package's tests with the resident taken
+// from a static build of the plugin in pluginPkg: the test binary itself
+// (built with the race detector, so with cgo) cannot run in a container
+// from scratch. It returns TestMain's exit code.
+func RunWithResident(m *testing.M, pluginPkg string) int {
+	dir, err := os.MkdirTemp("", "pks-resident-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "plugin")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, pluginPkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build the plugin for the resident: %v\n%s", err, out)
+		return 1
+	}
+	resident.UseExecutable(bin)
+	return m.Run()
+}

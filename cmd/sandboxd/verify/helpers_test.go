@@ -44,6 +44,10 @@ func testEnv(t *testing.T, withStaticcheck bool) []string {
 	return []string{
 		"PATH=" + path,
 		"HOME=" + t.TempDir(),
+		// The go command's telemetry counters go to the real config
+		// directory: written under the temporary HOME, a late write raced
+		// its removal ("directory not empty").
+		"XDG_CONFIG_HOME=" + userConfigDir(),
 		"GOCACHE=" + goenv["GOCACHE"],
 		"GOMODCACHE=" + goenv["GOMODCACHE"],
 		"GOPATH=" + goenv["GOPATH"],
@@ -101,4 +105,11 @@ func rendered(r *Report) []string {
 		out[i] = f.String()
 	}
 	return out
+}
+
+func userConfigDir() string {
+	if d, err := os.UserConfigDir(); err == nil {
+		return d
+	}
+	return os.TempDir()
 }

@@ -9,6 +9,10 @@
 //	NAME_flood   writes Args[0] bytes of stdout without a subprocess
 //	shared_echo  echoes stdin; every copy serves it (for pin tests)
 //
+// With TESTPLUGIN_RAWHOP_SOCKET set it is no plugin at all: it answers
+// direct spawns on that unix socket with bare length-prefixed JSON, for
+// BenchmarkSpawnRawHop (see rawhop.go).
+//
 // With TESTPLUGIN_STARTED_DIR set it creates a file named for its pid
 // there when it starts, so tests can count and find plugin processes.
 //
@@ -40,6 +44,9 @@ var (
 )
 
 func main() {
+	if path := os.Getenv("TESTPLUGIN_RAWHOP_SOCKET"); path != "" {
+		rawHopMain(path)
+	}
 	name, v, err := discovery.ParseFileName(filepath.Base(os.Args[0]))
 	if err != nil || name == "" {
 		fmt.Fprintf(os.Stderr, "testplugin: cannot take a name from %q: %v\n", os.Args[0], err)

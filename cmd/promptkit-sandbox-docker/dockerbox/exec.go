@@ -49,9 +49,9 @@ type ExecSandbox struct {
 	name   string
 	set    execSettings
 	cli    *client.Client
-	d      *dockerCLI     // transport cli; nil for api
-	pool   *pool          // warm execs; nil when warm is 0 or a resident runs
-	res    *residentState // nil unless transport api with resident on
+	d      *dockerCLI // transport cli; nil for api
+	pool   *pool      // warm execs; nil when warm is 0 or a resident runs
+	res    *residents // nil unless transport api with resident on
 	reaper reaper
 }
 
@@ -89,7 +89,7 @@ func ExecFactory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
 	if set.transport == TransportAPI && set.resident {
 		s.openResident(ctx)
 	}
-	if set.warm > 0 && (s.res == nil || s.res.failed != nil) {
+	if set.warm > 0 && (s.res == nil || s.res.Err() != nil) {
 		s.pool = newPool(set.warm, s, &s.reaper)
 	}
 	return s, nil

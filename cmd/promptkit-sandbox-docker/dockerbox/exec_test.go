@@ -104,7 +104,7 @@ func TestExecEnvUserWorkdir(t *testing.T) {
 		if !errors.Is(err, sandbox.ErrStart) || !strings.Contains(err.Error(), "/nowhere") {
 			t.Fatalf("ExecFactory err = %v", err)
 		}
-		if sb.res != nil && sb.res.sess != nil {
+		if sb.res != nil && sb.res.Err() == nil {
 			return
 		}
 		sb.set.workdir = "/nowhere"

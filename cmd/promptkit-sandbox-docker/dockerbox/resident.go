@@ -9,7 +9,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -41,96 +40,54 @@ const residentBackstop = 5 * time.Second
 
 // residentSession is one resident running in the container.
 type residentSession struct {
-	client *resident.Client
-	att    *attachment
-	pid    int
+	rc  *resident.Client
+	att *attachment
+	pid int
 }
 
-func (r *residentSession) alive() bool { return r.client.Err() == nil }
+func (r *residentSession) Client() *resident.Client { return r.rc }
 
-// close ends the resident's input: it kills what still runs and exits.
-func (r *residentSession) close() { r.att.close() }
+// Close ends the resident's input: it kills what still runs and exits.
+func (r *residentSession) Close() { r.att.close() }
 
-// residentState is the sandbox's resident, started when it opens and
-// again when it dies (a container restart); never again once it failed
-// to start.
-type residentState struct {
-	mu      sync.Mutex
-	sess    *residentSession
-	failed  error // why it could not start; calls are execs of their own
-	started time.Time
-}
-
-// residentRetry is how soon after a start a dead resident is replaced.
-const residentRetry = time.Second
-
-// session returns a running resident, or nil when calls go without one.
-func (s *ExecSandbox) residentSession(ctx context.Context) *residentSession {
-	r := s.res
-	if r == nil {
-		return nil
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.sess != nil && r.sess.alive() {
-		return r.sess
-	}
-	if r.failed != nil || time.Since(r.started) < residentRetry {
-		return nil
-	}
-	if r.sess != nil {
-		logger.Info("docker_exec resident ended; starting another", "sandbox", s.name, "container", s.set.container, "error", r.sess.client.Err())
-		r.sess.close()
-		r.sess = nil
-	}
-	r.started = time.Now()
-	sess, err := s.startResident(ctx)
-	if err != nil {
-		logger.Warn("docker_exec resident did not restart; calls run as execs of their own", "sandbox", s.name, "container", s.set.container, "error", err)
-		return nil
-	}
-	r.sess = sess
-	return sess
-}
+// residents keeps the sandbox's resident in its container.
+type residents = resident.Keeper[string, *residentSession]
 
 // openResident starts the sandbox's resident when it opens. A failure is
 // logged, not returned: the sandbox works without one.
 func (s *ExecSandbox) openResident(ctx context.Context) {
-	r := &residentState{started: time.Now()}
-	s.res = r
-	sess, err := s.startResident(ctx)
-	if err != nil {
-		r.failed = err
-		logger.Warn("docker_exec runs each call as an exec of its own: no resident", "sandbox", s.name, "container", s.set.container, "error", err)
-		return
+	c := s.set.container
+	s.res = resident.NewKeeper(s.startResident, logger.With("sandbox", s.name, "mode", ExecMode))
+	if err := s.res.Open(ctx, c); err != nil {
+		logger.Warn("docker_exec runs each call as an exec of its own: no resident", "sandbox", s.name, "container", c, "error", err)
 	}
-	r.sess = sess
-	logger.Debug("docker_exec resident running", "sandbox", s.name, "container", s.set.container, "pid", sess.pid)
+}
+
+// residentSession returns a running resident, or nil when calls go
+// without one.
+func (s *ExecSandbox) residentSession(ctx context.Context) *residentSession {
+	if s.res == nil {
+		return nil
+	}
+	sess, _ := s.res.Session(ctx, s.set.container)
+	return sess
 }
 
 func (s *ExecSandbox) closeResident() {
-	if s.res == nil {
-		return
+	if s.res != nil {
+		s.res.Close()
 	}
-	s.res.mu.Lock()
-	defer s.res.mu.Unlock()
-	if s.res.sess != nil {
-		s.res.sess.close()
-		s.res.sess = nil
-	}
-	s.res.failed = errors.New("sandbox closed")
 }
 
-// startResident installs the resident in the container if it is not
+// startResident installs the resident in container c if it is not
 // there yet, starts it and waits for its hello.
-func (s *ExecSandbox) startResident(ctx context.Context) (*residentSession, error) {
+func (s *ExecSandbox) startResident(ctx context.Context, c string) (*residentSession, error) {
 	ctx, cancel := context.WithTimeout(ctx, residentStartTimeout)
 	defer cancel()
 	img, err := resident.SelfImage()
 	if err != nil {
 		return nil, err
 	}
-	c := s.set.container
 	info, err := s.cli.ContainerInspect(ctx, c, client.ContainerInspectOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("inspect container %s: %w", c, err)
@@ -179,7 +136,8 @@ func (s *ExecSandbox) startResident(ctx context.Context) (*residentSession, erro
 		}
 		return nil, fmt.Errorf("start the resident %s: %w", target, err)
 	}
-	return &residentSession{client: rc, att: a, pid: pid}, nil
+	logger.Debug("docker_exec resident running", "sandbox", s.name, "container", c, "pid", pid)
+	return &residentSession{rc: rc, att: a, pid: pid}, nil
 }
 
 // installResident copies the resident into the container unless a file of
@@ -236,7 +194,7 @@ type residentCall struct {
 
 func (p *residentCall) finish(ctx context.Context, stdin []byte, out outputs) (int, error) {
 	s, spec := p.s, p.spec
-	res, err := p.sess.client.Run(ctx, resident.Call{
+	res, err := p.sess.rc.Run(ctx, resident.Call{
 		Command: spec.command,
 		Args:    spec.args,
 		Env:     spec.env,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
 	"github.com/altairalabs/promptkit-sandbox/internal/plugintest"
+	"github.com/altairalabs/promptkit-sandbox/shared/resident"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -21,10 +22,14 @@ func TestMain(m *testing.M) {
 // residentPID is the PID, in the container, of the sandbox's resident.
 func residentPID(t *testing.T, sb *ExecSandbox) int {
 	t.Helper()
-	if sb.res == nil || sb.res.sess == nil {
-		t.Fatalf("no resident runs (start error: %v)", sb.res.failed)
+	if sb.res == nil {
+		t.Fatal("the sandbox keeps no resident")
 	}
-	return sb.res.sess.pid
+	sess, ok := sb.res.Current()
+	if !ok {
+		t.Fatalf("no resident runs (start error: %v)", sb.res.Err())
+	}
+	return sess.pid
 }
 
 func TestExecResidentServesEveryCall(t *testing.T) {
@@ -74,11 +79,14 @@ func TestExecResidentFallsBackOnReadOnlyRoot(t *testing.T) {
 	img := busyboxImage(t)
 	c := docker(t, "run", "-d", "--init", "--read-only", "--network", "none", "--label", dockertest.UniqueLabel(t), img, "sleep", "3600")
 	sb := openExec(t, c, map[string]any{})
-	if sb.res == nil || sb.res.failed == nil || sb.res.sess != nil {
+	if sb.res == nil || sb.res.Err() == nil {
 		t.Fatal("a resident runs in a read-only container")
 	}
-	if !strings.Contains(sb.res.failed.Error(), "copy the resident") {
-		t.Errorf("start error = %v", sb.res.failed)
+	if _, ok := sb.res.Current(); ok {
+		t.Fatal("a failed start left a resident behind")
+	}
+	if !strings.Contains(sb.res.Err().Error(), "copy the resident") {
+		t.Errorf("start error = %v", sb.res.Err())
 	}
 	if sb.pool == nil {
 		t.Error("no warm execs without a resident")
@@ -95,14 +103,14 @@ func TestExecResidentAfterContainerRestart(t *testing.T) {
 	sb := openExec(t, c, map[string]any{})
 	first := residentPID(t, sb)
 	docker(t, "restart", "-t", "0", c)
-	time.Sleep(residentRetry)
+	time.Sleep(resident.RetryInterval)
 	for i := range 3 {
 		resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "cat", Stdin: []byte("after")})
 		if err != nil || string(resp.Stdout) != "after" {
 			t.Fatalf("call %d after restart: stdout %q err %v", i, resp.Stdout, err)
 		}
 	}
-	if sb.res.sess == nil || !sb.res.sess.alive() {
+	if sess, ok := sb.res.Current(); !ok || sess.Client().Err() != nil {
 		t.Fatal("no resident after the restart")
 	}
 	if !strings.Contains(psIn(t, c), residentDir+"/resident-") {

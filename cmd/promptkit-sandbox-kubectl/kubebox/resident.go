@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/resident"
@@ -42,24 +41,21 @@ const residentStartTimeout = time.Minute
 // deadline: the plugin's comes first and kills the call.
 const residentBackstop = 5 * time.Second
 
-// residentRetry is how soon after a start a dead resident is replaced.
-const residentRetry = time.Second
-
 // residentSession is one resident running in a target.
 type residentSession struct {
 	t      target
-	client *resident.Client
+	rc     *resident.Client
 	stdin  *io.PipeWriter
 	cancel context.CancelFunc
 	done   chan struct{} // the exec has returned
 	pid    int
 }
 
-func (r *residentSession) alive() bool { return r.client.Err() == nil }
+func (r *residentSession) Client() *resident.Client { return r.rc }
 
-// close ends the resident's input (it kills what still runs and exits)
+// Close ends the resident's input (it kills what still runs and exits)
 // and then the exec.
-func (r *residentSession) close() {
+func (r *residentSession) Close() {
 	r.stdin.Close()
 	select {
 	case <-r.done:
@@ -69,73 +65,32 @@ func (r *residentSession) close() {
 	<-r.done
 }
 
-// residentState is the sandbox's resident: started when it opens, again
-// when it dies or the target changes; never again once it failed to start
-// at open.
-type residentState struct {
-	mu      sync.Mutex
-	sess    *residentSession
-	failed  error
-	started time.Time
-}
+// residents keeps the sandbox's resident in its current target; a
+// selector that moves the sandbox to another pod moves the resident too.
+type residents = resident.Keeper[target, *residentSession]
 
 // openResident starts the resident when the sandbox opens; a failure is
 // logged, not returned.
 func (s *Sandbox) openResident(ctx context.Context, t target) {
-	r := &residentState{started: time.Now()}
-	s.res = r
-	sess, err := s.startResident(ctx, t)
-	if err != nil {
-		r.failed = err
+	s.res = resident.NewKeeper(s.startResident, logger.With("sandbox", s.name, "mode", Mode))
+	if err := s.res.Open(ctx, t); err != nil {
 		logger.Warn("kubectl_exec runs each call as an exec of its own: no resident", "sandbox", s.name, "target", t.String(), "error", err)
-		return
 	}
-	r.sess = sess
 }
 
 func (s *Sandbox) closeResident() {
-	if s.res == nil {
-		return
+	if s.res != nil {
+		s.res.Close()
 	}
-	s.res.mu.Lock()
-	defer s.res.mu.Unlock()
-	if s.res.sess != nil {
-		s.res.sess.close()
-		s.res.sess = nil
-	}
-	s.res.failed = errors.New("sandbox closed")
 }
 
 // residentFor returns a running resident in t, or nil when the call goes
 // without one.
 func (s *Sandbox) residentFor(ctx context.Context, t target) *residentSession {
-	r := s.res
-	if r == nil {
+	if s.res == nil {
 		return nil
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.sess != nil && r.sess.t == t && r.sess.alive() {
-		return r.sess
-	}
-	if r.failed != nil {
-		return nil
-	}
-	moved := r.sess != nil && r.sess.t != t
-	if !moved && time.Since(r.started) < residentRetry {
-		return nil
-	}
-	if r.sess != nil {
-		r.sess.close()
-		r.sess = nil
-	}
-	r.started = time.Now()
-	sess, err := s.startResident(ctx, t)
-	if err != nil {
-		logger.Warn("kubectl_exec resident did not start; calls run as execs of their own", "sandbox", s.name, "target", t.String(), "error", err)
-		return nil
-	}
-	r.sess = sess
+	sess, _ := s.res.Session(ctx, t)
 	return sess
 }
 
@@ -168,16 +123,17 @@ func (s *Sandbox) startResident(ctx context.Context, t target) (*residentSession
 		inR.Close()
 	}()
 	rc := resident.NewClient(outR, inW)
-	sess := &residentSession{t: t, client: rc, stdin: inW, cancel: stop, done: done}
+	sess := &residentSession{t: t, rc: rc, stdin: inW, cancel: stop, done: done}
 	pid, err := rc.Ready(ctx)
 	if err != nil {
-		sess.close()
+		sess.Close()
 		if msg := strings.TrimSpace(head.String() + " " + diag.String()); msg != "" {
 			err = fmt.Errorf("%w (the exec said: %q)", err, msg)
 		}
 		return nil, fmt.Errorf("start the resident %s in %s: %w", path, t, err)
 	}
 	sess.pid = pid
+	logger.Debug("kubectl_exec resident running", "sandbox", s.name, "target", t.String(), "pid", pid)
 	return sess, nil
 }
 
@@ -214,7 +170,7 @@ func (s *Sandbox) installResident(ctx context.Context, t target, img resident.Im
 // runResident runs a call through the resident; env is the call's,
 // merged over the sandbox's.
 func (s *Sandbox) runResident(ctx context.Context, sess *residentSession, req sandbox.Request, env []string, what string, timeout time.Duration, stdout, stderr io.Writer) (int, error) {
-	res, err := sess.client.Run(ctx, resident.Call{
+	res, err := sess.rc.Run(ctx, resident.Call{
 		Command: req.Command,
 		Args:    req.Args,
 		Env:     env,

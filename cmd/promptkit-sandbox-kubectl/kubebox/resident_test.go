@@ -11,17 +11,28 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
+// residentPID is the PID, in the pod's container, of the sandbox's
+// resident.
+func residentPID(t *testing.T, sb *Sandbox) int {
+	t.Helper()
+	if sb.res == nil {
+		t.Fatal("the sandbox keeps no resident")
+	}
+	sess, ok := sb.res.Current()
+	if !ok {
+		t.Fatalf("no resident runs (start error: %v)", sb.res.Err())
+	}
+	return sess.pid
+}
+
 func TestResidentServesEveryCall(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t)
 	sb := c.open(t, TransportNative, map[string]any{})
-	if sb.res == nil || sb.res.sess == nil {
-		t.Fatalf("no resident runs (start error: %v)", sb.res.failed)
-	}
+	pid := residentPID(t, sb)
 	if sb.pool != nil {
 		t.Error("warm sessions kept beside a resident")
 	}
-	pid := sb.res.sess.pid
 	for i := range 3 {
 		resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "/bin/sh", Args: []string{"-c", "echo $PPID"}})
 		if err != nil || strings.TrimSpace(string(resp.Stdout)) != strconv.Itoa(pid) {
@@ -34,7 +45,7 @@ func TestResidentServesEveryCall(t *testing.T) {
 	}
 	// A second sandbox finds it installed and starts its own.
 	other := c.open(t, TransportNative, map[string]any{})
-	if other.res == nil || other.res.sess == nil || other.res.sess.pid == pid {
+	if residentPID(t, other) == pid {
 		t.Fatal("the second sandbox has no resident of its own")
 	}
 	sb.Close()
@@ -54,11 +65,14 @@ func TestResidentFallsBackWithoutTempDir(t *testing.T) {
 	// The container's /tmp is a file: nowhere to install the resident.
 	dockertest.Docker(t, "exec", c.hooks, "/bin/sh", "-c", "rm -rf /tmp && touch /tmp")
 	sb := c.open(t, TransportNative, map[string]any{})
-	if sb.res == nil || sb.res.failed == nil || sb.res.sess != nil {
+	if sb.res == nil || sb.res.Err() == nil {
 		t.Fatal("a resident runs without a temporary directory")
 	}
-	if !strings.Contains(sb.res.failed.Error(), "copy the resident") {
-		t.Errorf("start error = %v", sb.res.failed)
+	if _, ok := sb.res.Current(); ok {
+		t.Fatal("a failed start left a resident behind")
+	}
+	if !strings.Contains(sb.res.Err().Error(), "copy the resident") {
+		t.Errorf("start error = %v", sb.res.Err())
 	}
 	if sb.pool == nil {
 		t.Error("no warm sessions without a resident")

@@ -37,8 +37,8 @@ type Sandbox struct {
 	c    cluster
 	ns   string
 
-	pool *pool          // warm sessions; nil when warm is 0 or a resident runs
-	res  *residentState // nil unless transport native with resident on
+	pool *pool      // warm sessions; nil when warm is 0 or a resident runs
+	res  *residents // nil unless transport native with resident on
 
 	mu  sync.Mutex
 	cur target
@@ -93,7 +93,7 @@ func Factory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
 		// the open's: the first copy into a pod can take a while.
 		s.openResident(context.Background(), t)
 	}
-	if set.warm > 0 && (s.res == nil || s.res.failed != nil) {
+	if set.warm > 0 && (s.res == nil || s.res.Err() != nil) {
 		s.pool = newPool(s, set.warm)
 		s.pool.refill(t)
 	}

@@ -1,0 +1,159 @@
+package resident
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeSession is a resident whose stream the test ends at will.
+type fakeSession struct {
+	id     int
+	key    string
+	c      *Client
+	end    *io.PipeWriter
+	mu     sync.Mutex
+	closed bool
+}
+
+func (f *fakeSession) Client() *Client { return f.c }
+
+func (f *fakeSession) Close() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	f.die()
+}
+
+func (f *fakeSession) die() {
+	f.end.Close()
+	<-f.c.done
+}
+
+func (f *fakeSession) isClosed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed
+}
+
+// starter counts starts and fails them while fail is set.
+type starter struct {
+	n    int
+	fail error
+	all  []*fakeSession
+}
+
+func (s *starter) start(_ context.Context, key string) (*fakeSession, error) {
+	s.n++
+	if s.fail != nil {
+		return nil, s.fail
+	}
+	r, w := io.Pipe()
+	f := &fakeSession{id: s.n, key: key, c: NewClient(r, io.Discard), end: w}
+	s.all = append(s.all, f)
+	return f, nil
+}
+
+func TestKeeperFailedOpenIsFinal(t *testing.T) {
+	st := &starter{fail: errors.New("read-only root")}
+	k := NewKeeper(st.start, nil)
+	if err := k.Open(context.Background(), "c1"); err == nil || err.Error() != "read-only root" {
+		t.Fatalf("Open = %v, want the start's error", err)
+	}
+	st.fail = nil
+	time.Sleep(RetryInterval + 100*time.Millisecond)
+	if _, ok := k.Session(context.Background(), "c1"); ok {
+		t.Fatal("a session after a failed open")
+	}
+	if st.n != 1 {
+		t.Fatalf("%d starts, want 1: a failed open is final", st.n)
+	}
+}
+
+func TestKeeperReplacesADeadResidentAtMostOncePerInterval(t *testing.T) {
+	st := &starter{}
+	k := NewKeeper(st.start, nil)
+	ctx := context.Background()
+	if err := k.Open(ctx, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	first, ok := k.Session(ctx, "c1")
+	if !ok || first.id != 1 {
+		t.Fatalf("Session = %v, %v; want the first", first, ok)
+	}
+	first.die()
+	if _, ok := k.Session(ctx, "c1"); ok {
+		t.Fatal("a dead resident replaced within the retry interval")
+	}
+	time.Sleep(RetryInterval + 100*time.Millisecond)
+	second, ok := k.Session(ctx, "c1")
+	if !ok || second.id != 2 {
+		t.Fatalf("Session = %v, %v; want a second resident", second, ok)
+	}
+	if !first.isClosed() {
+		t.Fatal("the dead resident was not closed")
+	}
+	if again, _ := k.Session(ctx, "c1"); again != second || st.n != 2 {
+		t.Fatalf("a live resident was not reused: %v, %d starts", again, st.n)
+	}
+}
+
+func TestKeeperRetriesAFailedRestart(t *testing.T) {
+	st := &starter{}
+	k := NewKeeper(st.start, nil)
+	ctx := context.Background()
+	if err := k.Open(ctx, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	st.all[0].die()
+	st.fail = errors.New("container restarting")
+	time.Sleep(RetryInterval + 100*time.Millisecond)
+	if _, ok := k.Session(ctx, "c1"); ok || st.n != 2 {
+		t.Fatalf("ok = %v after %d starts, want a failed second start", ok, st.n)
+	}
+	st.fail = nil
+	if _, ok := k.Session(ctx, "c1"); ok || st.n != 2 {
+		t.Fatalf("restarted within the interval after a failure (%d starts)", st.n)
+	}
+	time.Sleep(RetryInterval + 100*time.Millisecond)
+	if s, ok := k.Session(ctx, "c1"); !ok || s.id != 3 {
+		t.Fatalf("Session = %v, %v; want a third start", s, ok)
+	}
+}
+
+func TestKeeperFollowsAMove(t *testing.T) {
+	st := &starter{}
+	k := NewKeeper(st.start, nil)
+	ctx := context.Background()
+	if err := k.Open(ctx, "pod-a"); err != nil {
+		t.Fatal(err)
+	}
+	// At once, not after the retry interval: the old place is gone.
+	s, ok := k.Session(ctx, "pod-b")
+	if !ok || s.key != "pod-b" || s.id != 2 {
+		t.Fatalf("Session(pod-b) = %+v, %v; want a resident started in pod-b", s, ok)
+	}
+	if !st.all[0].isClosed() {
+		t.Fatal("the resident in pod-a was left running")
+	}
+}
+
+func TestKeeperClose(t *testing.T) {
+	st := &starter{}
+	k := NewKeeper(st.start, nil)
+	ctx := context.Background()
+	if err := k.Open(ctx, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	k.Close()
+	if !st.all[0].isClosed() {
+		t.Fatal("Close left the resident running")
+	}
+	time.Sleep(RetryInterval + 100*time.Millisecond)
+	if _, ok := k.Session(ctx, "c1"); ok || st.n != 1 {
+		t.Fatalf("a resident after Close (%d starts)", st.n)
+	}
+}

@@ -60,8 +60,10 @@
 // when it dies or a selector moves the sandbox to another pod. The copy
 // is the plugin binary (tens of megabytes), made once per container.
 //
-// The copy needs cat, chmod, mkdir, mv, wc and id in the container besides
-// /bin/sh, a writable temporary directory on a filesystem that allows
+// Starting it is one exec when the copy is there already (a shell
+// checks the file's owner and size and execs it), three the first time.
+// The copy needs cat, chmod, mkdir, mv, ls (or wc) and id in the container
+// besides /bin/sh, a writable temporary directory on a filesystem that allows
 // execution, and the plugin's architecture. When the resident cannot
 // start the plugin logs why at WARN and calls take the wrapper path
 // described above; resident: false chooses that path outright. The cli

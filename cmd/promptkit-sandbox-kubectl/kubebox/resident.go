@@ -1,7 +1,6 @@
 package kubebox
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,15 +23,27 @@ import (
 // plugin built with cgo, `resident: false`), each call is an exec session
 // of its own, as before.
 
-// residentScript finds ($3 = check) or installs ($3 = install, the binary
-// on stdin) the resident named $1 of $2 bytes in a directory of the
-// container's user's own, and prints its path. The directory is made
-// private (0700) and must be owned by that user; the file is written
-// under a temporary name and renamed into place whole.
+// residentScript runs ($3 = run) or installs ($3 = install, the binary
+// on stdin) the resident named $1 of $2 bytes, kept in a directory of the
+// container's user's own. run execs it with the argument $4 when it is
+// there whole, and otherwise says residentMissing and exits 3: so the
+// usual start, with the resident installed, is one exec. The directory is
+// made private (0700) and must be owned by that user; the file is written
+// under a temporary name and renamed into place whole. The size comes
+// from ls -ln (wc -c, which reads the whole file, costs a busybox
+// hundreds of milliseconds on a plugin-sized binary; it is the fallback
+// where ls is missing).
 const residentScript = `d="${TMPDIR:-/tmp}/.promptkit-sandbox-$(id -u 2>/dev/null || echo 0)"; f="$d/$1"
-size() { n=$(wc -c < "$1") && [ "$((n))" -eq "$2" ]; }
-if [ "$3" = check ]; then [ -f "$f" ] && [ -x "$f" ] && [ -O "$d" ] && size "$f" "$2" && { echo "$f"; exit 0; }; exit 3; fi
-umask 077; mkdir -p "$d" && [ -O "$d" ] && chmod 700 "$d" && cat > "$f.$$" && chmod 700 "$f.$$" && mv -f "$f.$$" "$f" && size "$f" "$2" && echo "$f"`
+size() { p=$1 w=$2; l=$(ls -ln "$p" 2>/dev/null) && set -- $l && [ "$5" = "$w" ] || { n=$(wc -c < "$p") && [ "$((n))" -eq "$w" ]; }; }
+if [ "$3" = run ]; then [ -f "$f" ] && [ -x "$f" ] && [ -O "$d" ] && size "$f" "$2" && exec "$f" "$4"; echo "` + residentMissing + `"; exit 3; fi
+umask 077; mkdir -p "$d" && [ -O "$d" ] && chmod 700 "$d" && cat > "$f.$$" && chmod 700 "$f.$$" && mv -f "$f.$$" "$f" && size "$f" "$2"`
+
+// residentMissing is what residentScript says when the resident is not
+// installed yet.
+const residentMissing = "promptkit-sandbox: no resident installed"
+
+// errNotInstalled is a resident start that found none installed.
+var errNotInstalled = errors.New("resident not installed")
 
 // residentStartTimeout bounds installing and starting a resident.
 const residentStartTimeout = time.Minute
@@ -94,8 +105,8 @@ func (s *Sandbox) residentFor(ctx context.Context, t target) *residentSession {
 	return sess
 }
 
-// startResident installs the resident in t when it is not there yet,
-// starts it and waits for its hello.
+// startResident starts the resident in t, installing it first when it
+// is not there yet, and waits for its hello.
 func (s *Sandbox) startResident(ctx context.Context, t target) (*residentSession, error) {
 	ctx, cancel := context.WithTimeout(ctx, residentStartTimeout)
 	defer cancel()
@@ -103,10 +114,28 @@ func (s *Sandbox) startResident(ctx context.Context, t target) (*residentSession
 	if err != nil {
 		return nil, err
 	}
-	path, err := s.installResident(ctx, t, img)
-	if err != nil {
-		return nil, err
+	sess, err := s.launchResident(ctx, t, img)
+	if errors.Is(err, errNotInstalled) {
+		if err := s.installResident(ctx, t, img); err != nil {
+			return nil, err
+		}
+		sess, err = s.launchResident(ctx, t, img)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("start the resident %s in %s: %w", img.Name(), t, err)
+	}
+	logger.Debug("kubectl_exec resident running", "sandbox", s.name, "target", t.String(), "pid", sess.pid)
+	return sess, nil
+}
+
+// residentArgv is the command line of residentScript in mode.
+func residentArgv(img resident.Image, mode string) []string {
+	return []string{"/bin/sh", "-c", residentScript, "pks-resident", img.Name(), strconv.FormatInt(img.Size, 10), mode, resident.Flag}
+}
+
+// launchResident runs the installed resident in t as a long-lived exec
+// and waits for its hello; errNotInstalled when there is none.
+func (s *Sandbox) launchResident(ctx context.Context, t target, img resident.Image) (*residentSession, error) {
 	sctx, stop := context.WithCancel(context.Background())
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -115,7 +144,7 @@ func (s *Sandbox) startResident(ctx context.Context, t target) (*residentSession
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, err := s.c.exec(sctx, t, []string{path, resident.Flag}, inR, io.MultiWriter(head, outW), diag)
+		_, err := s.c.exec(sctx, t, residentArgv(img, "run"), inR, io.MultiWriter(head, outW), diag)
 		if err == nil {
 			err = io.EOF
 		}
@@ -127,44 +156,34 @@ func (s *Sandbox) startResident(ctx context.Context, t target) (*residentSession
 	pid, err := rc.Ready(ctx)
 	if err != nil {
 		sess.Close()
+		if strings.HasPrefix(head.String(), residentMissing) {
+			return nil, errNotInstalled
+		}
 		if msg := strings.TrimSpace(head.String() + " " + diag.String()); msg != "" {
 			err = fmt.Errorf("%w (the exec said: %q)", err, msg)
 		}
-		return nil, fmt.Errorf("start the resident %s in %s: %w", path, t, err)
+		return nil, err
 	}
 	sess.pid = pid
-	logger.Debug("kubectl_exec resident running", "sandbox", s.name, "target", t.String(), "pid", pid)
 	return sess, nil
 }
 
-// installResident returns the resident's path in t, copying it there
-// first when it is missing.
-func (s *Sandbox) installResident(ctx context.Context, t target, img resident.Image) (string, error) {
-	argv := func(mode string) []string {
-		return []string{"/bin/sh", "-c", residentScript, "pks-resident", img.Name(), strconv.FormatInt(img.Size, 10), mode}
-	}
-	var out, errb syncBuffer
-	code, err := s.c.exec(ctx, t, argv("check"), nil, &out, &errb)
-	if err != nil {
-		return "", fmt.Errorf("look for the resident in %s: %w", t, err)
-	}
-	if code == 0 {
-		return strings.TrimSpace(out.String()), nil
-	}
+// installResident copies the resident into t.
+func (s *Sandbox) installResident(ctx context.Context, t target, img resident.Image) error {
 	f, err := os.Open(img.Path)
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer f.Close()
-	var out2, errb2 bytes.Buffer
-	code, err = s.c.exec(ctx, t, argv("install"), f, &out2, &errb2)
+	var out, errb syncBuffer
+	code, err := s.c.exec(ctx, t, residentArgv(img, "install"), f, &out, &errb)
 	if err != nil {
-		return "", fmt.Errorf("copy the resident into %s: %w", t, err)
+		return fmt.Errorf("copy the resident into %s: %w", t, err)
 	}
 	if code != 0 {
-		return "", fmt.Errorf("copy the resident into %s: exit %d: %s", t, code, strings.TrimSpace(errb2.String()))
+		return fmt.Errorf("copy the resident into %s: exit %d: %s", t, code, strings.TrimSpace(errb.String()))
 	}
-	return strings.TrimSpace(out2.String()), nil
+	return nil
 }
 
 // runResident runs a call through the resident; env is the call's,

@@ -101,8 +101,8 @@
 // With transport api and resident on (the default), the sandbox copies
 // the plugin's own executable into the container when it opens, at
 // /.promptkit-sandbox/resident-HASH (owned by root, mode 0755; the name
-// holds the first 16 hex digits of its SHA-256, so it is copied once per
-// container and plugin build), and starts it there as one long-lived
+// holds 16 hex digits of a hash of its Go build ID and size, so it is
+// copied once per container and plugin build), and starts it there as one long-lived
 // exec, as the sandbox's user and in its workdir. Every call then goes to
 // that process over the exec's stdin and stdout (package resident): it
 // forks and execs the command in a process group of its own, with the

@@ -47,7 +47,7 @@
 // copies the plugin's own executable into the target container when it
 // opens — over an exec's stdin, into ${TMPDIR:-/tmp}/.promptkit-sandbox-UID,
 // a directory the container's user owns and only it may enter, named by
-// the binary's hash so it is copied once per container and plugin build
+// the build's fingerprint so it is copied once per container and plugin build
 // — and starts it there as one long-lived exec. Every call then goes to
 // that process over the exec's stdin and stdout (package resident): a
 // fork and exec in the container instead of an API request, a stream

@@ -1,4 +1,7 @@
 // Command hello is a static binary for the image tests.
 package main
 
-func main() { println("hello") }
+// greeting is set with -ldflags -X to make a second build.
+var greeting = "hello"
+
+func main() { println(greeting) }

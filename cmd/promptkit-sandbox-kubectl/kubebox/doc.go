@@ -69,6 +69,13 @@
 // described above; resident: false chooses that path outright. The cli
 // transport never uses a resident.
 //
+// kubectl exec runs as the container's user, so the copy belongs to the
+// user the hooks run as (unlike docker_exec's, which root owns). A hook
+// that is hostile could replace it, and its replacement would serve the
+// calls after the resident's next start. Where hooks must not be able to
+// reach each other's calls, set resident: false: each call then runs
+// under the container's own /bin/sh, which that user cannot replace.
+//
 // # Timeouts and cancellation
 //
 // Closing an exec stream does not stop the remote process. On a timeout

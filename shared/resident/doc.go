@@ -17,4 +17,9 @@
 // through /proc or trace it to forge frames for other calls. When its
 // stdin ends (the backend went away or closed the session) the resident
 // kills every call still running, with its descendants, and exits.
+//
+// A backend keeps its resident with a Keeper, which holds the restart
+// policy both backends share, and finds what to install with SelfImage
+// (the plugin's own executable, which runs as the resident when started
+// with Flag).
 package resident

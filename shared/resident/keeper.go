@@ -37,12 +37,13 @@ type Keeper[K comparable, S Session] struct {
 	start func(context.Context, K) (S, error)
 	log   hclog.Logger
 
-	mu      sync.Mutex
-	key     K
-	sess    S
-	running bool      // sess is set
-	failed  error     // no resident ever again, and why
-	started time.Time // of the last start tried
+	mu       sync.Mutex
+	key      K
+	sess     S
+	running  bool      // sess is set
+	starting bool      // a call is starting one
+	failed   error     // no resident ever again, and why
+	started  time.Time // of the last start tried
 }
 
 // NewKeeper returns a Keeper that starts residents with start and logs
@@ -70,30 +71,44 @@ func (k *Keeper[K, S]) Open(ctx context.Context, key K) error {
 }
 
 // Session returns a running resident in key, starting one when the last
-// one ended or runs elsewhere. ok is false when the call goes without.
+// one ended or runs elsewhere. ok is false when the call goes without:
+// among them calls that come while another call is starting a resident,
+// which do not wait for it.
 func (k *Keeper[K, S]) Session(ctx context.Context, key K) (sess S, ok bool) {
 	k.mu.Lock()
-	defer k.mu.Unlock()
 	if k.running && k.key == key && k.sess.Client().Err() == nil {
+		defer k.mu.Unlock()
 		return k.sess, true
 	}
-	if k.failed != nil {
-		return sess, false
-	}
 	moved := k.running && k.key != key
-	if !moved && time.Since(k.started) < RetryInterval {
+	if k.failed != nil || k.starting || (!moved && time.Since(k.started) < RetryInterval) {
+		k.mu.Unlock()
 		return sess, false
 	}
-	if k.running {
-		if !moved {
-			k.log.Info("resident ended; starting another", "where", k.key, "error", k.sess.Client().Err())
-		}
-		k.stop()
+	old, hadOld := k.sess, k.running
+	if hadOld && !moved {
+		k.log.Info("resident ended; starting another", "where", k.key, "error", k.sess.Client().Err())
 	}
-	k.started = time.Now()
+	var zero S
+	k.sess, k.running = zero, false
+	k.started, k.starting = time.Now(), true
+	k.mu.Unlock()
+
+	if hadOld {
+		old.Close()
+	}
 	s, err := k.start(ctx, key)
+
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.starting = false
 	if err != nil {
 		k.log.Warn("resident did not start; calls run without one until it does", "where", key, "error", err)
+		return sess, false
+	}
+	if k.failed != nil {
+		// Closed while it started.
+		s.Close()
 		return sess, false
 	}
 	k.key, k.sess, k.running = key, s, true
@@ -116,18 +131,15 @@ func (k *Keeper[K, S]) Err() error {
 	return k.failed
 }
 
-// Close ends the resident; there is none after it.
+// Close ends the resident; there is none after it (one still starting
+// is closed as soon as it has).
 func (k *Keeper[K, S]) Close() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.running {
-		k.stop()
+		k.sess.Close()
+		var zero S
+		k.sess, k.running = zero, false
 	}
 	k.failed = ErrClosed
-}
-
-func (k *Keeper[K, S]) stop() {
-	k.sess.Close()
-	var zero S
-	k.sess, k.running = zero, false
 }

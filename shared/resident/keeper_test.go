@@ -157,3 +157,101 @@ func TestKeeperClose(t *testing.T) {
 		t.Fatalf("a resident after Close (%d starts)", st.n)
 	}
 }
+
+// TestKeeperDoesNotQueueCallsBehindAStart: while one call starts a
+// resident, the others go without it at once instead of waiting.
+func TestKeeperDoesNotQueueCallsBehindAStart(t *testing.T) {
+	st := &starter{}
+	gate := make(chan struct{})
+	var gated bool
+	var mu sync.Mutex
+	start := func(ctx context.Context, key string) (*fakeSession, error) {
+		mu.Lock()
+		wait := gated
+		mu.Unlock()
+		if wait {
+			<-gate
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return st.start(ctx, key)
+	}
+	k := NewKeeper(start, nil)
+	ctx := context.Background()
+	if err := k.Open(ctx, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	first := st.all[0]
+	gated = true
+	mu.Unlock()
+	first.die()
+	time.Sleep(RetryInterval + 100*time.Millisecond)
+
+	restarted := make(chan *fakeSession)
+	go func() {
+		s, _ := k.Session(ctx, "c1")
+		restarted <- s
+	}()
+	// Wait until that call is inside the start.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		k.mu.Lock()
+		starting := k.starting
+		k.mu.Unlock()
+		if starting {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the restart never began")
+		}
+	}
+	begin := time.Now()
+	if _, ok := k.Session(ctx, "c1"); ok {
+		t.Fatal("a resident while the restart is still running")
+	}
+	if waited := time.Since(begin); waited > 100*time.Millisecond {
+		t.Fatalf("a second call waited %v for the restart", waited)
+	}
+	close(gate)
+	if s := <-restarted; s == nil || s.id != 2 {
+		t.Fatalf("the restarting call got %+v, want the second resident", s)
+	}
+	if s, ok := k.Session(ctx, "c1"); !ok || s.id != 2 {
+		t.Fatalf("after the restart: %+v, %v", s, ok)
+	}
+}
+
+// TestKeeperCloseDuringStart: a resident that finishes starting after
+// the sandbox closed is closed, not kept.
+func TestKeeperCloseDuringStart(t *testing.T) {
+	st := &starter{}
+	entered, gate := make(chan struct{}), make(chan struct{})
+	calls := 0
+	start := func(ctx context.Context, key string) (*fakeSession, error) {
+		calls++
+		if calls == 2 {
+			close(entered)
+			<-gate
+		}
+		return st.start(ctx, key)
+	}
+	k := NewKeeper(start, nil)
+	ctx := context.Background()
+	if err := k.Open(ctx, "pod-a"); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan bool)
+	go func() {
+		_, ok := k.Session(ctx, "pod-b")
+		got <- ok
+	}()
+	<-entered
+	k.Close()
+	close(gate)
+	if <-got {
+		t.Fatal("a resident handed out after Close")
+	}
+	if len(st.all) != 2 || !st.all[1].isClosed() {
+		t.Fatal("the resident that started after Close is still running")
+	}
+}

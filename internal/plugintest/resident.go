@@ -31,3 +31,17 @@ func RunWithResident(m *testing.M, pluginPkg string) int {
 	resident.UseExecutable(bin)
 	return m.Run()
 }
+
+// Running returns the resident k keeps, failing t when the sandbox keeps
+// none or none runs.
+func Running[K comparable, S resident.Session](t testing.TB, k *resident.Keeper[K, S]) S {
+	t.Helper()
+	if k == nil {
+		t.Fatal("the sandbox keeps no resident")
+	}
+	sess, ok := k.Current()
+	if !ok {
+		t.Fatalf("no resident runs (start error: %v)", k.Err())
+	}
+	return sess
+}

@@ -22,14 +22,7 @@ func TestMain(m *testing.M) {
 // residentPID is the PID, in the container, of the sandbox's resident.
 func residentPID(t *testing.T, sb *ExecSandbox) int {
 	t.Helper()
-	if sb.res == nil {
-		t.Fatal("the sandbox keeps no resident")
-	}
-	sess, ok := sb.res.Current()
-	if !ok {
-		t.Fatalf("no resident runs (start error: %v)", sb.res.Err())
-	}
-	return sess.pid
+	return plugintest.Running(t, sb.res).pid
 }
 
 func TestExecResidentServesEveryCall(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/internal/plugintest"
 	"github.com/altairalabs/promptkit-sandbox/shared/resident"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
@@ -15,14 +16,7 @@ import (
 // resident.
 func residentPID(t *testing.T, sb *Sandbox) int {
 	t.Helper()
-	if sb.res == nil {
-		t.Fatal("the sandbox keeps no resident")
-	}
-	sess, ok := sb.res.Current()
-	if !ok {
-		t.Fatalf("no resident runs (start error: %v)", sb.res.Err())
-	}
-	return sess.pid
+	return plugintest.Running(t, sb.res).pid
 }
 
 func TestResidentServesEveryCall(t *testing.T) {

@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
-	"sort"
+	"slices"
 	"strings"
 
 	goplugin "github.com/hashicorp/go-plugin"
@@ -57,7 +58,7 @@ func ParseReattach(value string) (map[string]*goplugin.ReattachConfig, error) {
 		return nil, errors.New("names no plugin")
 	}
 	out := make(map[string]*goplugin.ReattachConfig, len(entries))
-	for _, name := range sortedKeys(entries) {
+	for _, name := range slices.Sorted(maps.Keys(entries)) {
 		rc, err := entries[name].config()
 		if err != nil {
 			return nil, fmt.Errorf("plugin %q: %w", name, err)
@@ -123,13 +124,4 @@ func reattachLine(name string, rc *goplugin.ReattachConfig) (string, error) {
 	// Single-quoted for a POSIX shell; a quote inside is closed, escaped
 	// and reopened.
 	return EnvReattach + "='" + strings.ReplaceAll(value, "'", `'\''`) + "'", nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -5,9 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -64,7 +66,7 @@ func (o ServeOpts) validate() error {
 	if len(o.Modes) == 0 {
 		errs = append(errs, errors.New("no modes: a plugin serves at least one"))
 	}
-	for _, m := range sortedKeys(o.Modes) {
+	for _, m := range slices.Sorted(maps.Keys(o.Modes)) {
 		if m == "" {
 			errs = append(errs, errors.New("a mode with an empty name"))
 		}
@@ -72,12 +74,12 @@ func (o ServeOpts) validate() error {
 			errs = append(errs, fmt.Errorf("mode %q: nil factory", m))
 		}
 	}
-	for _, m := range sortedKeys(o.ConfigKeys) {
+	for _, m := range slices.Sorted(maps.Keys(o.ConfigKeys)) {
 		if _, ok := o.Modes[m]; !ok {
 			errs = append(errs, fmt.Errorf("config keys for %q, which is not a mode", m))
 		}
 	}
-	for _, m := range sortedKeys(o.Descriptions) {
+	for _, m := range slices.Sorted(maps.Keys(o.Descriptions)) {
 		if _, ok := o.Modes[m]; !ok {
 			errs = append(errs, fmt.Errorf("description for %q, which is not a mode", m))
 		}
@@ -179,7 +181,7 @@ It is started by promptkit-sandbox, not run by hand: put it in a plugin
 directory (such as ~/.local/share/promptkit/plugins, or one given with
 --plugin-dir) and declare a sandbox with one of its modes.
 To debug it, run it with %s=1 and follow the instructions it prints.
-`, o.Name, o.Version, strings.Join(sortedKeys(o.Modes), ", "), EnvDebug)
+`, o.Name, o.Version, strings.Join(slices.Sorted(maps.Keys(o.Modes)), ", "), EnvDebug)
 }
 
 // serveDebug serves without a host handshake and without TLS, on a unix

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,7 +105,7 @@ func (s *server) Open(_ context.Context, req *sandboxpb.OpenRequest) (*sandboxpb
 	return &sandboxpb.OpenResponse{Handle: handle, OutputLimit: int64(limit)}, nil
 }
 
-func (s *server) modeNames() []string { return sortedKeys(s.modes) }
+func (s *server) modeNames() []string { return slices.Sorted(maps.Keys(s.modes)) }
 
 // callFactory runs a factory; a panic in it is the factory's bug, and
 // must not take down every other sandbox the process serves.

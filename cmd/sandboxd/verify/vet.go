@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -62,9 +63,9 @@ func (p *vetParser) decode(obj []byte) {
 		p.bad++
 		return
 	}
-	for _, pkg := range sortedKeys(pkgs) {
+	for _, pkg := range slices.Sorted(maps.Keys(pkgs)) {
 		analyzers := pkgs[pkg]
-		for _, name := range sortedKeys(analyzers) {
+		for _, name := range slices.Sorted(maps.Keys(analyzers)) {
 			raw := analyzers[name]
 			var diags []vetDiagnostic
 			if err := json.Unmarshal(raw, &diags); err == nil {
@@ -107,13 +108,4 @@ func (p *vetParser) Finish(int) Outcome {
 		summary = fmt.Sprintf("%d unreadable JSON objects in go vet's output", p.bad)
 	}
 	return p.outcome(summary)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -200,7 +200,8 @@ func (s *server) report(id uint32, rep exitReport) {
 // run runs the call to its end and says how it ended.
 func (s *server) run(c *serverCall) exitReport {
 	env := shell.MergeEnv(os.Environ(), c.spec.Env, os.LookupEnv)
-	path, err := lookPath(c.spec.Command, envValue(env, "PATH"))
+	pathVar, _ := shell.EnvValue(env, "PATH")
+	path, err := lookPath(c.spec.Command, pathVar)
 	if err != nil {
 		return exitReport{Kind: sandbox.KindStart.String(), Msg: err.Error()}
 	}
@@ -259,14 +260,4 @@ func (k *sink) Write(p []byte) (int, error) {
 		_ = k.s.send(frame{kind: k.kind, call: k.call, payload: p[off:end]})
 	}
 	return len(p), nil
-}
-
-func envValue(env []string, key string) string {
-	v := ""
-	for _, kv := range env {
-		if len(kv) > len(key) && kv[:len(key)] == key && kv[len(key)] == '=' {
-			v = kv[len(key)+1:]
-		}
-	}
-	return v
 }

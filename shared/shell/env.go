@@ -57,3 +57,15 @@ func processEnv(clean bool, entries []string) []string {
 	}
 	return MergeEnv(base, entries, os.LookupEnv)
 }
+
+// EnvValue is key's value in env, a list of "KEY=value" entries in which
+// the last entry for a key wins (as in MergeEnv's output and os/exec's
+// Env); ok is false when key has no entry.
+func EnvValue(env []string, key string) (value string, ok bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, found := strings.Cut(env[i], "="); found && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}

@@ -88,3 +88,22 @@ func TestRunCleanEnv(t *testing.T) {
 		t.Errorf("env = %q, want nothing", env)
 	}
 }
+
+func TestEnvValue(t *testing.T) {
+	env := []string{"PATH=/bin", "EMPTY=", "A=1=2", "PATH=/usr/bin", "BARE"}
+	for _, c := range []struct {
+		key, want string
+		ok        bool
+	}{
+		{"PATH", "/usr/bin", true}, // the last entry wins
+		{"EMPTY", "", true},
+		{"A", "1=2", true},
+		{"BARE", "", false}, // not a KEY=value entry
+		{"MISSING", "", false},
+		{"PAT", "", false},
+	} {
+		if got, ok := EnvValue(env, c.key); got != c.want || ok != c.ok {
+			t.Errorf("EnvValue(%q) = %q, %v; want %q, %v", c.key, got, ok, c.want, c.ok)
+		}
+	}
+}

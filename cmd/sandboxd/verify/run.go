@@ -97,7 +97,7 @@ func lookPath(name string, env []string) (string, error) {
 	if strings.Contains(name, "/") {
 		return name, nil
 	}
-	path, _ := envValue(env, "PATH")
+	path, _ := shell.EnvValue(env, "PATH")
 	for _, dir := range filepath.SplitList(path) {
 		if !filepath.IsAbs(dir) {
 			continue
@@ -108,15 +108,6 @@ func lookPath(name string, env []string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s not found on PATH (%s)", name, path)
-}
-
-func envValue(env []string, key string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v, true
-		}
-	}
-	return "", false
 }
 
 // withEnv is env with key set to value. PWD must match the directory:

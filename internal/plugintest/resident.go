@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/resident"
@@ -44,4 +45,19 @@ func Running[K comparable, S resident.Session](t testing.TB, k *resident.Keeper[
 		t.Fatalf("no resident runs (start error: %v)", k.Err())
 	}
 	return sess
+}
+
+// FailedToStart checks that k's first start failed for a reason that
+// mentions want, leaving no resident behind.
+func FailedToStart[K comparable, S resident.Session](t testing.TB, k *resident.Keeper[K, S], want string) {
+	t.Helper()
+	if k == nil || k.Err() == nil {
+		t.Fatal("a resident runs")
+	}
+	if _, ok := k.Current(); ok {
+		t.Fatal("a failed start left a resident behind")
+	}
+	if !strings.Contains(k.Err().Error(), want) {
+		t.Errorf("start error = %v, want it to mention %q", k.Err(), want)
+	}
 }

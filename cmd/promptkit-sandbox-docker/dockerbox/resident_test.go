@@ -72,15 +72,7 @@ func TestExecResidentFallsBackOnReadOnlyRoot(t *testing.T) {
 	img := busyboxImage(t)
 	c := docker(t, "run", "-d", "--init", "--read-only", "--network", "none", "--label", dockertest.UniqueLabel(t), img, "sleep", "3600")
 	sb := openExec(t, c, map[string]any{})
-	if sb.res == nil || sb.res.Err() == nil {
-		t.Fatal("a resident runs in a read-only container")
-	}
-	if _, ok := sb.res.Current(); ok {
-		t.Fatal("a failed start left a resident behind")
-	}
-	if !strings.Contains(sb.res.Err().Error(), "copy the resident") {
-		t.Errorf("start error = %v", sb.res.Err())
-	}
+	plugintest.FailedToStart(t, sb.res, "copy the resident")
 	if sb.pool == nil {
 		t.Error("no warm execs without a resident")
 	}

@@ -59,15 +59,7 @@ func TestResidentFallsBackWithoutTempDir(t *testing.T) {
 	// The container's /tmp is a file: nowhere to install the resident.
 	dockertest.Docker(t, "exec", c.hooks, "/bin/sh", "-c", "rm -rf /tmp && touch /tmp")
 	sb := c.open(t, TransportNative, map[string]any{})
-	if sb.res == nil || sb.res.Err() == nil {
-		t.Fatal("a resident runs without a temporary directory")
-	}
-	if _, ok := sb.res.Current(); ok {
-		t.Fatal("a failed start left a resident behind")
-	}
-	if !strings.Contains(sb.res.Err().Error(), "copy the resident") {
-		t.Errorf("start error = %v", sb.res.Err())
-	}
+	plugintest.FailedToStart(t, sb.res, "copy the resident")
 	if sb.pool == nil {
 		t.Error("no warm sessions without a resident")
 	}

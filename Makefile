@@ -120,7 +120,10 @@ bench:
 $(GOBIN)/staticcheck:
 	GOFLAGS= $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
+# lint also fails on a tracked ELF binary or a tracked file over 1 MiB
+# (scripts/check-tracked-files.sh names it).
 lint: $(GOBIN)/staticcheck
+	@scripts/check-tracked-files.sh
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GOBIN)/staticcheck ./...

@@ -37,13 +37,36 @@ var (
 // optional keys must have their declared types when present (null counts as
 // absent); keys this type does not know are ignored, so hooks can add their
 // own. Numbers in Metadata decode as float64, as they do in PromptKit.
+//
+// An error that quotes a piece of stdout (data after the verdict, a value
+// of the wrong type) shows its first 40 bytes or so.
 func ParseVerdict(stdout []byte) (Verdict, error) {
+	return ParseVerdictQuoting(stdout, clip)
+}
+
+// A Quoter renders the start of piece, a part of a hook's stdout, for an
+// error message: at most about n bytes of it, and whether it left
+// anything out.
+type Quoter func(piece []byte, n int) (excerpt string, cut bool)
+
+// ParseVerdictQuoting is ParseVerdict with the pieces of stdout its
+// errors quote rendered by quote, which gets each piece whole: a caller
+// that must keep secrets out of the message scrubs the piece before it
+// cuts it, so a secret across the cut is not half shown. encoding/json's
+// own messages are kept as they are; they name at most one character of
+// the output, or a number literal too large for a float64. A nil quote
+// is ParseVerdict's.
+func ParseVerdictQuoting(stdout []byte, quote Quoter) (Verdict, error) {
+	if quote == nil {
+		quote = clip
+	}
+	q := verdictQuoter(quote)
 	data := bytes.TrimSpace(stdout)
 	if len(data) == 0 {
 		return Verdict{}, ErrEmptyVerdict
 	}
 	if !json.Valid(data) {
-		return Verdict{}, invalidVerdict("%s", describeInvalid(data))
+		return Verdict{}, invalidVerdict("%s", describeInvalid(data, q))
 	}
 	if !isObject(data) {
 		return Verdict{}, invalidVerdict("want a JSON object, got %s", jsonKind(data))
@@ -58,13 +81,13 @@ func ParseVerdict(stdout []byte) (Verdict, error) {
 	if !ok {
 		return Verdict{}, ErrNoAllow
 	}
-	if err := verdictBool("allow", allow, &v.Allow, false); err != nil {
+	if err := verdictBool("allow", allow, &v.Allow, false, q); err != nil {
 		return Verdict{}, err
 	}
-	if err := verdictBool("enforced", members["enforced"], &v.Enforced, true); err != nil {
+	if err := verdictBool("enforced", members["enforced"], &v.Enforced, true, q); err != nil {
 		return Verdict{}, err
 	}
-	if err := verdictBool("ack", members["ack"], &v.Ack, true); err != nil {
+	if err := verdictBool("ack", members["ack"], &v.Ack, true, q); err != nil {
 		return Verdict{}, err
 	}
 	if raw := members["reason"]; raw != nil && jsonKind(raw) != "null" {
@@ -88,7 +111,7 @@ func ParseVerdict(stdout []byte) (Verdict, error) {
 
 // verdictBool decodes a boolean member into dst. raw is nil when the key is
 // absent; optional members may be absent or null.
-func verdictBool(name string, raw json.RawMessage, dst *bool, optional bool) error {
+func verdictBool(name string, raw json.RawMessage, dst *bool, optional bool, q verdictQuoter) error {
 	switch {
 	case raw == nil, optional && jsonKind(raw) == "null":
 		return nil
@@ -99,16 +122,16 @@ func verdictBool(name string, raw json.RawMessage, dst *bool, optional bool) err
 		*dst = false
 		return nil
 	}
-	return invalidVerdict("%s must be a boolean (true or false), got %s (%s)", name, showJSON(raw), jsonKind(raw))
+	return invalidVerdict("%s must be a boolean (true or false), got %s (%s)", name, q.json(raw), jsonKind(raw))
 }
 
 // describeInvalid says what is wrong with data, which is not valid JSON:
 // either a clean value followed by something else, or broken JSON.
-func describeInvalid(data []byte) string {
+func describeInvalid(data []byte, q verdictQuoter) string {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var first json.RawMessage
 	if err := dec.Decode(&first); err == nil {
-		return fmt.Sprintf("unexpected data after the JSON value: %q", clip(bytes.TrimSpace(data[dec.InputOffset():])))
+		return fmt.Sprintf("unexpected data after the JSON value: %q", q.clip(bytes.TrimSpace(data[dec.InputOffset():])))
 	}
 	var raw any
 	err := json.Unmarshal(data, &raw)
@@ -123,27 +146,40 @@ func invalidVerdict(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidVerdict}, args...)...)
 }
 
-// clipLen bounds how much of a hook's output an error message repeats.
+// clipLen bounds how much of a piece of a hook's output an error message
+// repeats.
 const clipLen = 40
 
-// clip cuts b to about clipLen bytes, on a character boundary, marking the
-// cut with "...".
-func clip(b []byte) string {
-	if len(b) <= clipLen {
-		return string(b)
+// clip is the Quoter of ParseVerdict: it cuts piece to n bytes or fewer,
+// on a character boundary.
+func clip(piece []byte, n int) (string, bool) {
+	if len(piece) <= n {
+		return string(piece), false
 	}
-	cut := clipLen
-	for cut > 0 && !utf8.RuneStart(b[cut]) {
+	cut := n
+	for cut > 0 && !utf8.RuneStart(piece[cut]) {
 		cut--
 	}
-	return string(b[:cut]) + "..."
+	return string(piece[:cut]), true
 }
 
-// showJSON renders a valid JSON value compactly for an error message.
-func showJSON(raw json.RawMessage) string {
+// verdictQuoter renders the pieces of stdout in ParseVerdict's errors.
+type verdictQuoter Quoter
+
+// clip renders b in about clipLen bytes, marking a cut with "...".
+func (q verdictQuoter) clip(b []byte) string {
+	s, cut := q(b, clipLen)
+	if cut {
+		s += "..."
+	}
+	return s
+}
+
+// json renders a valid JSON value compactly for an error message.
+func (q verdictQuoter) json(raw json.RawMessage) string {
 	var buf bytes.Buffer
 	if json.Compact(&buf, raw) != nil {
-		return clip(raw)
+		return q.clip(raw)
 	}
-	return clip(buf.Bytes())
+	return q.clip(buf.Bytes())
 }

@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -96,5 +97,41 @@ func TestParseVerdictRejects(t *testing.T) {
 				t.Errorf("partial verdict returned with the error: %+v", v)
 			}
 		})
+	}
+}
+
+// TestParseVerdictQuoting: every piece of stdout an error quotes reaches
+// the Quoter whole, with the length to cut it to, and what it returns is
+// what the message shows.
+func TestParseVerdictQuoting(t *testing.T) {
+	const secret = "SECRET-VALUE"
+	pad := strings.Repeat("a", 36) // the secret straddles byte 40 of each piece
+	var pieces []string
+	quote := func(piece []byte, n int) (string, bool) {
+		pieces = append(pieces, string(piece))
+		if n != 40 {
+			t.Errorf("quoter asked for %d bytes, want 40", n)
+		}
+		return clip([]byte(strings.ReplaceAll(string(piece), secret, "[X]")), n)
+	}
+	tests := []struct{ out, piece, msg string }{
+		{`{"allow":true} ` + pad + secret, pad + secret,
+			`invalid hook verdict: unexpected data after the JSON value: "` + pad + `[X]"`},
+		{`{"allow":true} ` + pad + "  " + secret + " and more", pad + "  " + secret + " and more",
+			`invalid hook verdict: unexpected data after the JSON value: "` + pad + `  [X..."`},
+		{`{"allow": "` + pad + secret + `"}`, `"` + pad + secret + `"`,
+			`invalid hook verdict: allow must be a boolean (true or false), got "` + pad + `[X]... (a string)`},
+		{`{"allow": true, "ack": {"k": "` + secret + `"}}`, `{"k":"` + secret + `"}`,
+			`invalid hook verdict: ack must be a boolean (true or false), got {"k":"[X]"} (an object)`},
+	}
+	for _, tt := range tests {
+		pieces = nil
+		_, err := ParseVerdictQuoting([]byte(tt.out), quote)
+		if err == nil || err.Error() != tt.msg {
+			t.Errorf("%s:\n got: %v\nwant: %s", tt.out, err, tt.msg)
+		}
+		if len(pieces) != 1 || pieces[0] != tt.piece {
+			t.Errorf("%s: quoter got %q, want [%q]", tt.out, pieces, tt.piece)
+		}
 	}
 }

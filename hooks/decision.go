@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/altairalabs/promptkit-sandbox/hooks/wire"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
 )
 
 // Decision is the outcome of running hooks on one event, in the shape
@@ -25,46 +25,64 @@ type Decision struct {
 var Allow = Decision{Allow: true}
 
 // maxStderrInReason bounds how much of a failing hook's stderr is quoted in
-// a deny reason: enough for a traceback's last lines, not a log dump.
+// a deny reason (and of a hook's own reason in the runtime's log): enough
+// for a traceback's last lines, not a log dump.
 const maxStderrInReason = 1024
 
 // decide turns one filter hook's outcome into a Decision. Anything but a
 // clean exit with a well-formed verdict saying "allow": true is a deny: the
 // filter is fail-closed, so a broken hook can never wave a request through.
-func decide(hookName string, resp sandbox.Response, err error) Decision {
+//
+// What a deny reason quotes of the hook's output, or of its sandbox's
+// error, goes through sc. A verdict's own reason is the hook's answer and
+// the decision carries it as written, as PromptKit does; logged is the
+// reason as the runtime may log it, where that one is scrubbed too.
+func decide(hookName string, resp sandbox.Response, err error, sc *scrub.Scrubber) (d Decision, logged string) {
 	if err != nil {
-		return Decision{Reason: fmt.Sprintf("hook %q %s%s", hookName, failureText(err), stderrSuffix(resp.Stderr))}
+		d.Reason = fmt.Sprintf("hook %q %s%s", hookName, failureText(err, sc), stderrSuffix(resp, sc))
+		return d, d.Reason
 	}
-	v, perr := wire.ParseVerdict(resp.Stdout)
+	v, perr := wire.ParseVerdictQuoting(resp.Stdout, func(piece []byte, n int) (string, bool) {
+		return sc.Excerpt(string(piece), n, resp.StdoutTruncated)
+	})
 	if perr != nil {
-		return Decision{Reason: fmt.Sprintf("hook %q %s%s", hookName, verdictFailureText(perr, resp.StdoutTruncated), stderrSuffix(resp.Stderr))}
+		d.Reason = fmt.Sprintf("hook %q %s%s", hookName, verdictFailureText(perr, resp.StdoutTruncated), stderrSuffix(resp, sc))
+		return d, d.Reason
 	}
 	if v.Allow {
-		return Decision{Allow: true, Reason: v.Reason, Metadata: v.Metadata}
+		return Decision{Allow: true, Reason: v.Reason, Metadata: v.Metadata}, ""
 	}
-	reason := v.Reason
-	if reason == "" {
-		reason = fmt.Sprintf("hook %q denied the request without giving a reason", hookName)
+	d = Decision{Reason: v.Reason, Enforced: v.Enforced, Metadata: v.Metadata}
+	if v.Reason == "" {
+		d.Reason = fmt.Sprintf("hook %q denied the request without giving a reason", hookName)
+		return d, d.Reason
 	}
-	return Decision{Reason: reason, Enforced: v.Enforced, Metadata: v.Metadata}
+	logged, cut := sc.Excerpt(v.Reason, maxStderrInReason, false)
+	if cut {
+		logged += fmt.Sprintf("… [%d bytes in all]", len(v.Reason))
+	}
+	return d, logged
 }
 
-// failureText says in a few words why a spawn failed, by error kind.
-func failureText(err error) string {
+// failureText says in a few words why a spawn failed, by error kind, and
+// quotes the sandbox's error scrubbed: a backend's message can carry its
+// own tools' output.
+func failureText(err error, sc *scrub.Scrubber) string {
+	msg := sc.String(err.Error())
 	var xe *sandbox.ExitError
 	switch {
 	case errors.As(err, &xe):
-		return "failed: " + xe.Error()
+		return "failed: " + msg
 	case errors.Is(err, sandbox.ErrTimeout):
-		return "failed: " + err.Error()
+		return "failed: " + msg
 	case errors.Is(err, sandbox.ErrStart):
-		return "could not start: " + err.Error()
+		return "could not start: " + msg
 	case errors.Is(err, sandbox.ErrTransport):
-		return "failed in its sandbox: " + err.Error()
+		return "failed in its sandbox: " + msg
 	case errors.Is(err, sandbox.ErrCanceled):
-		return "was cancelled: " + err.Error()
+		return "was cancelled: " + msg
 	}
-	return "failed: " + err.Error()
+	return "failed: " + msg
 }
 
 func verdictFailureText(err error, truncated bool) string {
@@ -79,19 +97,32 @@ func verdictFailureText(err error, truncated bool) string {
 	return "printed an invalid verdict: " + err.Error()
 }
 
-// stderrSuffix quotes the start of a hook's stderr for a deny reason,
-// trimmed and cut at a rune boundary so the reason stays valid UTF-8.
-func stderrSuffix(stderr []byte) string {
-	s := bytes.TrimSpace(stderr)
+// stderrSuffix quotes the start of a hook's stderr for a deny reason.
+func stderrSuffix(resp sandbox.Response, sc *scrub.Scrubber) string {
+	if s := stderrExcerpt(resp, sc); s != "" {
+		return " (stderr: " + s + ")"
+	}
+	return ""
+}
+
+// stderrExcerpt is the start of a hook's stderr, trimmed, scrubbed and
+// cut to maxStderrInReason bytes at a rune boundary, so it stays valid
+// UTF-8 when the output is. A cut says how long the stderr was: its
+// length as captured, or more when the capture stopped at the output
+// limit.
+func stderrExcerpt(resp sandbox.Response, sc *scrub.Scrubber) string {
+	s := bytes.TrimSpace(resp.Stderr)
 	if len(s) == 0 {
 		return ""
 	}
-	if len(s) <= maxStderrInReason {
-		return fmt.Sprintf(" (stderr: %s)", s)
+	// When the capture was cut short, trimming it can only move its end
+	// back within the same secret, whose start is still caught.
+	excerpt, cut := sc.Excerpt(string(s), maxStderrInReason, resp.StderrTruncated)
+	switch {
+	case resp.StderrTruncated:
+		return fmt.Sprintf("%s… [over %d bytes]", excerpt, len(resp.Stderr))
+	case cut:
+		return fmt.Sprintf("%s… [%d bytes in all]", excerpt, len(resp.Stderr))
 	}
-	cut := maxStderrInReason
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf(" (stderr: %s… [%d more bytes])", s[:cut], len(s)-cut)
+	return excerpt
 }

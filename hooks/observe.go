@@ -87,8 +87,9 @@ func (p *observerPool) run(job observeJob) {
 		if p.ctx.Err() != nil {
 			p.cancelled.Add(1)
 		}
+		sc := h.scrubber()
 		p.log.Error("observe hook failed", "hook", h.Name, "sandbox", h.SandboxName(),
-			"error", err, "stderr", stderrSuffix(resp.Stderr), "elapsed", time.Since(start))
+			"error", sc.String(err.Error()), "stderr", stderrExcerpt(resp, sc), "elapsed", time.Since(start))
 		return
 	}
 	p.log.Debug("observe hook done", "hook", h.Name, "sandbox", h.SandboxName(), "elapsed", time.Since(start))

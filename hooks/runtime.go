@@ -2,12 +2,28 @@
 // the sandboxes it declares and runs its hooks through them with
 // PromptKit's wire protocol — filter hooks synchronously and fail-closed,
 // observe hooks in the background with bounded concurrency.
+//
+// Hooks get secrets through env: a bare name forwards this process's
+// value, KEY=value sets one, and a sandbox's own env list (docker_run,
+// docker_exec, kubectl_exec) adds to both. Whatever the runtime quotes of
+// a hook — stderr in a deny reason or the observe-failure log, stdout in
+// an invalid-verdict reason, its sandbox's error, its deny reason in the
+// debug log — goes through shared/scrub, which redacts the values of
+// those variables (also base64- and URL-encoded; values under 4 bytes are
+// skipped, as everywhere in scrub, so LOG_LEVEL=info does redact "info")
+// and scrub's known credential formats. Output is scrubbed before it is
+// cut to 1 KiB, so the cut never half-shows a secret, and a secret that
+// the output limit cut short is redacted from its start. Not covered: the
+// rest of the environment a hook inherits, other transformations of a
+// value, secrets in no known format, and a verdict's reason and metadata,
+// which reach the caller as the hook wrote them, as in PromptKit.
 package hooks
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -17,6 +33,7 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/hooks/wire"
 	"github.com/altairalabs/promptkit-sandbox/shared/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
 
@@ -59,6 +76,9 @@ type Runtime struct {
 type Hook struct {
 	config.Hook
 	sandbox sandbox.Sandbox
+	// forwarded lists the env entries the hook's process gets from the
+	// config: its sandbox's, then its own, which win.
+	forwarded []string
 }
 
 // SandboxName is the name of the sandbox the hook runs in.
@@ -146,7 +166,7 @@ func open(file *config.File, opts Options, builtin *sandbox.Registry, plugins Pl
 			_ = rt.release()
 			return nil, fmt.Errorf("hook %q: sandbox %q is not declared", h.Name, name)
 		}
-		hook := &Hook{Hook: h, sandbox: sb}
+		hook := &Hook{Hook: h, sandbox: sb, forwarded: append(sandboxEnv(file, name), h.Env...)}
 		rt.hooks = append(rt.hooks, hook)
 		rt.byName[h.Name] = hook
 	}
@@ -227,9 +247,9 @@ const backstop = 5 * time.Second
 
 func (rt *Runtime) filter(ctx context.Context, h *Hook, stdin []byte) Decision {
 	resp, err := h.spawn(ctx, stdin)
-	d := decide(h.Name, resp, err)
+	d, logged := decide(h.Name, resp, err, h.scrubber())
 	if !d.Allow {
-		rt.log.Debug("filter hook denied", "hook", h.Name, "reason", d.Reason)
+		rt.log.Debug("filter hook denied", "hook", h.Name, "reason", logged)
 	}
 	return d
 }
@@ -244,6 +264,40 @@ func (h *Hook) spawn(ctx context.Context, stdin []byte) (sandbox.Response, error
 		Stdin:   stdin,
 		Timeout: h.Timeout,
 	})
+}
+
+// scrubber redacts the values of the variables the hook's process is
+// given by the config (bare names resolved from this process's
+// environment now, as the sandbox resolves them at spawn) and the
+// credential formats scrub knows.
+func (h *Hook) scrubber() *scrub.Scrubber {
+	env := shell.MergeEnv(nil, h.forwarded, os.LookupEnv)
+	secrets := make(map[string]string, len(env))
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		secrets[name] = value
+	}
+	return scrub.New(secrets)
+}
+
+// sandboxEnv is the env list in the config of the sandbox called name,
+// if it has one: docker_run, docker_exec and kubectl_exec forward it to
+// every hook they run, as hooks' own env is forwarded.
+func sandboxEnv(file *config.File, name string) []string {
+	for _, s := range file.Sandboxes {
+		if s.Name != name {
+			continue
+		}
+		list, _ := s.Config["env"].([]any)
+		var env []string
+		for _, e := range list {
+			if e, ok := e.(string); ok {
+				env = append(env, e)
+			}
+		}
+		return env
+	}
+	return nil
 }
 
 func (h *Hook) fires(hook, phase string) bool {

@@ -197,7 +197,7 @@ func TestStderrInReasonIsTruncated(t *testing.T) {
 	path := writeConfig(t, "", "h:\n  command: "+script+"\n  hook: provider\n  phases: [before_call]\n")
 	rt := load(t, path, Options{})
 	d, _ := rt.Call(context.Background(), "h", beforeCall())
-	want := `hook "h" failed: process exited with code 1 (stderr: ` + strings.Repeat("e", maxStderrInReason) + `… [3976 more bytes])`
+	want := `hook "h" failed: process exited with code 1 (stderr: ` + strings.Repeat("e", maxStderrInReason) + `… [5000 bytes in all])`
 	if d.Reason != want {
 		t.Fatalf("reason (%d bytes) = %.200q…", len(d.Reason), d.Reason)
 	}

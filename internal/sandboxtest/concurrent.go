@@ -1,5 +1,3 @@
-// Package sandboxtest holds checks that every backend's tests run the
-// same way against their own sandboxes.
 package sandboxtest
 
 import (
@@ -16,7 +14,8 @@ import (
 // ConcurrentCalls makes n calls to sb at once, each with its own stdin,
 // environment and exit code (a /bin/sh in the sandbox cats its stdin,
 // prints $N to stderr and exits $N), and checks every one came back as
-// its own. Each call may take up to timeout.
+// its own. Each call may take up to timeout. It is Conformance's
+// concurrency case.
 func ConcurrentCalls(t testing.TB, sb sandbox.Sandbox, n int, timeout time.Duration) {
 	t.Helper()
 	var wg sync.WaitGroup
@@ -35,7 +34,7 @@ func ConcurrentCalls(t testing.TB, sb sandbox.Sandbox, n int, timeout time.Durat
 			var xe *sandbox.ExitError
 			switch {
 			case i == 0 && err != nil, i > 0 && (!errors.As(err, &xe) || xe.Code != i):
-				errs <- fmt.Errorf("call %d: err %v", i, err)
+				errs <- fmt.Errorf("call %d: err %v (kind %v); stdout %q stderr %q", i, err, sandbox.KindOf(err), resp.Stdout, resp.Stderr)
 			case string(resp.Stdout) != in || string(resp.Stderr) != fmt.Sprintf("%d\n", i):
 				errs <- fmt.Errorf("call %d: stdout %q stderr %q", i, resp.Stdout, resp.Stderr)
 			}

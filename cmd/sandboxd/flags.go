@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/server"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/server"
 )
 
 // options are sandboxd's settings, from flags over SANDBOXD_* variables.

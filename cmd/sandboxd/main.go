@@ -18,7 +18,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/server"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/server"
 )
 
 var errNoTokenOffLoopback = errors.New("refusing to listen beyond loopback without a token: give --token or --token-file")

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/guard"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/guard"
 	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
 )

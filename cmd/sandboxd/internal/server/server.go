@@ -11,10 +11,10 @@ import (
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
-	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/files"
-	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/search"
-	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/shells"
-	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/verify"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/files"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/search"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/shells"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/verify"
 	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
 	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
 )

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/guard"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/guard"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"

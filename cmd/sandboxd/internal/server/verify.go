@@ -10,7 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
-	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/verify"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/verify"
 )
 
 const verifyResult = ` Findings come one per line as file:line:col: rule: message, paths relative to the workspace, then a one-line summary; when a command fails without a finding, the tail of its output follows.`

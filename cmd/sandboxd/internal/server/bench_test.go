@@ -15,7 +15,7 @@ import (
 // the official Go SDK client; each has a baseline that does the same work
 // without sandboxd, measured in the same run, so compare the ratio:
 //
-//	go test -run '^$' -bench . -count 5 ./cmd/sandboxd/server/
+//	go test -run '^$' -bench . -count 5 ./cmd/sandboxd/internal/server/
 
 // benchRegex is a fixed regex with a few dozen matches in GOROOT/src.
 const benchRegex = `func \(\w+ \*Reader\) Read`

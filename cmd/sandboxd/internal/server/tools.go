@@ -8,8 +8,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
-	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/search"
-	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/shells"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/search"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/shells"
 )
 
 // toolFunc is a tool's body; what it returns is scrubbed by the caller.

@@ -4,7 +4,7 @@
 //
 // # Commands
 //
-// Every command is checked by cmd/sandboxd/guard first, then runs in
+// Every command is checked by cmd/sandboxd/internal/guard first, then runs in
 // Options.Dir (each call starts there: cd does not persist), in its own
 // process group, with stdin at EOF and exactly Options.Env as its
 // environment. Entries of Options.Env without "=" are dropped rather than

@@ -47,6 +47,12 @@ type Options struct {
 	// written from one goroutine at a time, and never after Wait returns.
 	StdoutSink io.Writer
 	StderrSink io.Writer
+	// StdinReader, when set, is the process's stdin instead of
+	// Request.Stdin, copied as it comes: a client whose input is written
+	// after it starts (a docker or kubectl exec that waits for its call).
+	// Wait does not wait for it to end; the copy stops at the first write
+	// after the process is gone.
+	StdinReader io.Reader
 }
 
 func (o Options) withDefaults() Options {

@@ -3,6 +3,7 @@ package shell
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"sync"
@@ -101,7 +102,7 @@ func (p *Process) spawn(req sandbox.Request) (err error) {
 		return err
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
-	if len(req.Stdin) > 0 {
+	if len(req.Stdin) > 0 || p.opts.StdinReader != nil {
 		if inR, p.stdinW, err = pipe(); err != nil {
 			return err
 		}
@@ -123,7 +124,11 @@ func (p *Process) spawn(req sandbox.Request) (err error) {
 
 	go p.capture(p.stdout, p.outR)
 	go p.capture(p.stderr, p.errR)
-	if p.stdinW != nil {
+	switch {
+	case p.opts.StdinReader != nil:
+		go p.stream(p.stdinW, p.opts.StdinReader)
+		p.stdinW = nil // nothing for Wait to release: see stream
+	case p.stdinW != nil:
 		p.stdinDone = make(chan struct{})
 		go p.feed(p.stdinW, req.Stdin)
 	}
@@ -144,6 +149,14 @@ func (p *Process) feed(w *os.File, data []byte) {
 	_, _ = w.Write(data)
 	w.Close()
 	close(p.stdinDone)
+}
+
+// stream copies r to stdin as it comes. It may block in r long after the
+// process is gone (a reader whose writer has nothing yet), so Wait does
+// not wait for it: the process's exit shows at its next write.
+func (p *Process) stream(w *os.File, r io.Reader) {
+	_, _ = io.Copy(w, r)
+	w.Close()
 }
 
 // Pid returns the process ID, which is also its process group ID.

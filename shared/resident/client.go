@@ -16,6 +16,11 @@ import (
 // (the resident exited, its container stopped, the session broke).
 var ErrEnded = errors.New("stream ended")
 
+// ErrNotFound is the cause of the error Run returns when the resident
+// found no such command (or it is not executable): the caller tells it
+// from other failures to start by errors.Is, not by its words.
+var ErrNotFound = errors.New("no such command")
+
 // killWait is how long Run waits, after sending a kill, for the resident
 // to report the call over.
 const killWait = 5 * time.Second
@@ -287,8 +292,11 @@ func (c *Client) dispatch(r io.Reader) error {
 
 func (rep exitReport) result() (Result, error) {
 	res := Result{Code: rep.Code, Signal: rep.Signal, StdoutTruncated: rep.StdoutTruncated, StderrTruncated: rep.StderrTruncated}
-	if rep.Kind == "" {
+	switch {
+	case rep.Kind == "":
 		return res, nil
+	case rep.NotFound:
+		return res, &sandbox.Error{Kind: sandbox.KindStart, Msg: rep.Msg, Err: ErrNotFound}
 	}
 	return res, sandbox.NewError(kindNamed(rep.Kind), rep.Msg, nil)
 }

@@ -104,6 +104,7 @@ type exitReport struct {
 	Signal          string `json:"signal,omitempty"`
 	Kind            string `json:"kind,omitempty"`
 	Msg             string `json:"msg,omitempty"`
+	NotFound        bool   `json:"not_found,omitempty"` // with Kind start: no such command
 	StdoutTruncated bool   `json:"stdout_truncated,omitempty"`
 	StderrTruncated bool   `json:"stderr_truncated,omitempty"`
 }

@@ -203,7 +203,7 @@ func (s *server) run(c *serverCall) exitReport {
 	pathVar, _ := shell.EnvValue(env, "PATH")
 	path, err := lookPath(c.spec.Command, pathVar)
 	if err != nil {
-		return exitReport{Kind: sandbox.KindStart.String(), Msg: err.Error()}
+		return exitReport{Kind: sandbox.KindStart.String(), Msg: err.Error(), NotFound: true}
 	}
 	timeout := time.Duration(c.spec.TimeoutMS) * time.Millisecond
 	if timeout <= 0 {

@@ -1,0 +1,148 @@
+package remoteproc
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// outcome is how a call went in one session.
+type outcome struct {
+	code  int
+	taken bool // the wrapper took the call (ran the command, or found it missing): no second try
+	err   error
+}
+
+// runIn runs the call (input: the preamble, then stdin) in ss: the call
+// goes to the wrapper once its PID is known; the engine waits for the
+// stream to end, kills what the command left holding it past
+// OrphanGrace, kills the whole tree when ctx ends, and classifies how it
+// ended.
+func (e *Engine) runIn(ctx context.Context, ss *session, input []byte, what string, stdout, stderr io.Writer) outcome {
+	f := ss.f
+	ss.stdout.Claim(stdout)
+	ss.stderr.Claim(stderr)
+	// The call goes to the wrapper only once its PID is known, so a
+	// command never runs that a timeout could not find and kill: a
+	// wrapper that starts after the call gave up reads end of file and
+	// exits without running anything. (A warm session's PID is known.)
+	select {
+	case <-f.Started():
+		ss.send(input)
+	case <-ss.done:
+	case <-ctx.Done():
+	}
+	select {
+	case <-ss.done:
+	case <-f.Exited():
+		// The command has exited; what still holds the streams is left
+		// over from it.
+		select {
+		case <-ss.done:
+		case <-ctx.Done():
+		case <-time.After(OrphanGrace):
+			e.killTree(ss)
+			// With them gone the stream ends and brings the rest of the
+			// output.
+			select {
+			case <-ss.done:
+			case <-ctx.Done():
+			}
+		}
+	case <-ctx.Done():
+	}
+	if ctx.Err() != nil && !ss.ended() {
+		// Closing the exec stream would leave the remote process
+		// running: kill it, and everything it started, in the target.
+		e.killTree(ss)
+	}
+	ss.cancel()
+	select {
+	case <-ss.done:
+	case <-time.After(StreamGrace):
+		return outcome{taken: f.Ran(), err: sandbox.NewError(sandbox.KindTransport,
+			fmt.Sprintf("%s: the exec stream to %s did not end", what, e.t), nil)}
+	}
+	if ctx.Err() != nil {
+		return outcome{taken: f.Ran(), err: ctx.Err()}
+	}
+	return e.classify(ctx, ss, what)
+}
+
+// classify says how a finished session's call went. The wrapper's lines
+// are the authority: its PID line says it started, its run line that the
+// command started, its exit line the command's status. What the
+// transport reports matters only where they are missing.
+func (e *Engine) classify(ctx context.Context, ss *session, what string) outcome {
+	f, xcode, xerr := ss.f, ss.code, ss.err
+	select {
+	case <-f.Started():
+	default:
+		// The wrapper never ran: the exec was refused or failed, and
+		// what the stream carried is the client's or the runtime's
+		// words, not the command's output.
+		msg := f.ClientMessage()
+		err := e.explain(xerr, msg)
+		if err == nil {
+			err = sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s: the shell in %s did not start (exit code %d): %s",
+				what, e.t, xcode, orNone(xerr, msg)), nil)
+		}
+		return outcome{err: err}
+	}
+	if f.NotFound() {
+		return outcome{taken: true, err: e.notFound(what)}
+	}
+	if !f.Ran() {
+		// The wrapper started but ended before the command did: the
+		// target or the connection went away first.
+		err := e.explain(xerr, "")
+		if err == nil {
+			err = sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s: the exec session in %s ended before the command started (exit code %d): %s",
+				what, e.t, xcode, orNone(xerr, f.ClientMessage())), nil)
+		}
+		return outcome{err: err}
+	}
+	if code, ok := f.ExitCode(); ok {
+		return outcome{code: code, taken: true}
+	}
+	// The command ran but its exit was never reported: the wrapper was
+	// killed, or the stream was cut.
+	switch {
+	case e.opts.CLI && xerr == nil && xcode == 0:
+		return outcome{taken: true}
+	case e.opts.CLI:
+		// The client's exit status may be its own: it is no exit code
+		// of the command's.
+		return outcome{taken: true, err: sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s in %s: the %s client ended before the command did (exit code %d): %s",
+			what, e.t, e.opts.Mode, xcode, orNone(xerr, f.ClientMessage())), nil)}
+	case xerr != nil:
+		if err := e.explain(nil, ""); err != nil {
+			return outcome{taken: true, err: err}
+		}
+		return outcome{taken: true, err: sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s in %s: the exec stream failed", what, e.t), xerr)}
+	}
+	return outcome{code: xcode, taken: true}
+}
+
+// explain asks the target why an exec failed, on a context of its own:
+// the call's may be nearly spent. The answer is about the target (gone,
+// stopped, unreachable), so it stands without the call's name.
+func (e *Engine) explain(err error, msg string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), CleanupTimeout)
+	defer cancel()
+	return e.t.Explain(ctx, err, msg)
+}
+
+// orNone is the best words there are for a failure.
+func orNone(err error, msg string) string {
+	switch {
+	case msg != "":
+		return msg
+	case err != nil:
+		return err.Error()
+	}
+	return "no message"
+}

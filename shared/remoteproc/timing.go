@@ -1,0 +1,27 @@
+package remoteproc
+
+import "time"
+
+// The engine's timing, one set for every backend and transport.
+const (
+	// OrphanGrace is how long the streams may stay open after the
+	// command has exited: longer means processes it left behind hold
+	// them, and they are killed, as the direct backend kills what is
+	// left of a process group. A loaded runtime can take a while to
+	// close an exec's streams, and the kill is an exec of its own (tens
+	// of milliseconds), so it is not hasty; a call that leaves nothing
+	// behind never waits for it.
+	OrphanGrace = 500 * time.Millisecond
+	// StreamGrace bounds the wait for an exec stream to end once its
+	// context is done and the remote processes are killed; past it the
+	// transport is broken and the call fails as such.
+	StreamGrace = 5 * time.Second
+	// CleanupTimeout bounds the kill exec after a timeout, and the
+	// diagnosis of a failed exec: both run on a context of their own
+	// once the call's is done.
+	CleanupTimeout = 10 * time.Second
+	// ResidentBackstop is added to a call's timeout for the resident's
+	// own deadline: the plugin's comes first and kills the call; the
+	// resident's only matters when the plugin is gone.
+	ResidentBackstop = 5 * time.Second
+)

@@ -134,3 +134,30 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 func (d Duration) MarshalJSON() ([]byte, error) {
 	return json.Marshal(time.Duration(d).String())
 }
+
+// ConfigKeys lists the keys a config struct declares (its json tags, in
+// field order, embedded structs' in place), so a backend's key list is
+// derived from the struct DecodeConfig fills instead of written twice.
+// v is the struct or a pointer to it.
+func ConfigKeys(v any) []string {
+	t := reflect.TypeOf(v)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var keys []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-":
+		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+			// Promoted, as encoding/json does, exported type or not.
+			keys = append(keys, ConfigKeys(reflect.Zero(f.Type).Interface())...)
+		case !f.IsExported():
+		case name == "":
+			keys = append(keys, f.Name)
+		default:
+			keys = append(keys, name)
+		}
+	}
+	return keys
+}

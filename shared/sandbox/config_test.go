@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,5 +51,24 @@ func TestDecodeConfigErrors(t *testing.T) {
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("DecodeConfig(%v) = %v, want %q", tc.cfg, err, tc.want)
 		}
+	}
+}
+
+func TestConfigKeys(t *testing.T) {
+	type common struct {
+		Env     []string  `json:"env"`
+		Timeout *Duration `json:"timeout,omitempty"`
+	}
+	type cfg struct {
+		Image string `json:"image"`
+		common
+		Hidden string `json:"-"`
+		Plain  int
+		secret int
+	}
+	_ = cfg{}.secret
+	got := strings.Join(ConfigKeys(&cfg{}), " ")
+	if want := "image env timeout Plain"; got != want {
+		t.Fatalf("ConfigKeys = %q, want %q", got, want)
 	}
 }

@@ -6,10 +6,13 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// defaultLogger writes JSON lines to stderr, which go-plugin on the host
-// parses and forwards to the host's logger at each line's own level.
-// Plain text would arrive as DEBUG whatever it said.
-func defaultLogger() hclog.Logger {
+// DefaultLogger is a plugin's logger: JSON lines on stderr, which
+// go-plugin on the host parses and forwards to the host's logger at each
+// line's own level (plain text would arrive as DEBUG whatever it said),
+// at the level the host sets in EnvLogLevel (default info). Serve uses it
+// when ServeOpts.Logger is nil; a plugin that hands a logger to its
+// factories makes it here, once.
+func DefaultLogger() hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
 		Output:     os.Stderr,
 		JSONFormat: true,

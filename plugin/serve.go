@@ -110,7 +110,7 @@ func serve(opts ServeOpts) int {
 	}
 	log := opts.Logger
 	if log == nil {
-		log = defaultLogger()
+		log = DefaultLogger()
 	}
 	srv := newServer(opts, log)
 	if debugMode(os.Getenv(EnvDebug)) {

@@ -62,11 +62,7 @@ func main() {
 	if dir := os.Getenv("TESTPLUGIN_STARTED_DIR"); dir != "" {
 		_ = os.WriteFile(filepath.Join(dir, strconv.Itoa(os.Getpid())), []byte(name+" "+ver), 0o644)
 	}
-	log := hclog.New(&hclog.LoggerOptions{
-		Output:     os.Stderr,
-		JSONFormat: true,
-		Level:      hclog.LevelFromString(os.Getenv(plugin.EnvLogLevel)),
-	})
+	log := plugin.DefaultLogger()
 	if path := os.Getenv("TESTPLUGIN_CPUPROFILE"); path != "" {
 		if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
 			_ = pprof.StartCPUProfile(f)

@@ -83,7 +83,7 @@ func BenchmarkKubectlExecNativeWarm(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		s.pool.awaitFull(ctx)
+		awaitWarm(ctx, s)
 		b.StartTimer()
 		resp, err := s.Spawn(ctx, sandbox.Request{Command: "cat", Stdin: benchStdin})
 		if err != nil || !bytes.Equal(resp.Stdout, benchStdin) {

@@ -4,17 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strings"
-	"syscall"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
 
 // cli runs the kubectl binary for every request, as the reference
@@ -25,9 +23,6 @@ type cli struct {
 	global []string // flags before the subcommand
 	host   string   // the API server, for errors
 }
-
-// cliWaitDelay bounds how long a killed kubectl may hold its pipes.
-const cliWaitDelay = 2 * time.Second
 
 func newCLI(set settings, host string) (*cli, error) {
 	path, err := exec.LookPath(set.kubectlPath)
@@ -48,25 +43,28 @@ func newCLI(set settings, host string) (*cli, error) {
 func (c *cli) server() string { return c.host }
 func (c *cli) close()         {}
 
-func (c *cli) command(ctx context.Context, ns string, args ...string) *exec.Cmd {
+// run runs kubectl with the sandbox's global flags, in namespace ns,
+// through shared/shell (its own process group, killed with it when ctx
+// ends) and returns its exit status; an error when it could not run or
+// ctx ended.
+func (c *cli) run(ctx context.Context, ns string, args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	argv := append(append(append([]string{}, c.global...), "--namespace", ns), args...)
-	cmd := exec.CommandContext(ctx, c.path, argv...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = cliWaitDelay
-	return cmd
+	code, err := shell.RunClient(ctx, c.path, argv, nil, stdin, stdout, stderr)
+	if err != nil && ctx.Err() == nil {
+		return 0, fmt.Errorf("run %s: %w", c.path, err)
+	}
+	return code, err
 }
 
 // get runs a kubectl get and decodes its JSON output into v.
 func (c *cli) get(ctx context.Context, ns string, v any, args ...string) error {
 	var stdout, stderr bytes.Buffer
-	cmd := c.command(ctx, ns, append([]string{"get", "--output", "json"}, args...)...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return c.kubectlErr(err, stderr.String())
+	code, err := c.run(ctx, ns, append([]string{"get", "--output", "json"}, args...), nil, &stdout, &stderr)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return c.kubectlErr(fmt.Errorf("kubectl exited %d", code), stderr.String())
 	}
 	if err := json.Unmarshal(stdout.Bytes(), v); err != nil {
 		return fmt.Errorf("kubectl get %s: decode its output: %w", strings.Join(args, " "), err)
@@ -97,34 +95,7 @@ func (c *cli) exec(ctx context.Context, t target, argv []string, stdin io.Reader
 	if stdin != nil {
 		args = append(args, "--stdin")
 	}
-	cmd := c.command(ctx, t.ns, append(append(args, "--"), argv...)...)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if stdin != nil {
-		// os/exec's own stdin goroutine would keep Wait waiting, past
-		// kubectl's exit, for a reader that has nothing yet (a warm
-		// session's call): feed a pipe here and let the reader go.
-		r, w, err := os.Pipe()
-		if err != nil {
-			return 0, fmt.Errorf("kubectl stdin: %w", err)
-		}
-		defer r.Close()
-		go func() {
-			_, _ = io.Copy(w, stdin)
-			_ = w.Close()
-		}()
-		cmd.Stdin = r
-	}
-	err := cmd.Run()
-	var xe *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, nil
-	case ctx.Err() != nil:
-		return 0, ctx.Err()
-	case errors.As(err, &xe) && xe.Exited():
-		return xe.ExitCode(), nil
-	}
-	return 0, fmt.Errorf("run %s: %w", c.path, err)
+	return c.run(ctx, t.ns, append(append(args, "--"), argv...), stdin, stdout, stderr)
 }
 
 // kubectlErr classifies a failed kubectl by what it printed.

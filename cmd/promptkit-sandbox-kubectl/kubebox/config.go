@@ -25,9 +25,8 @@ const (
 )
 
 // Keys are the configuration keys of kubectl_exec, in the order Describe
-// reports them.
-var Keys = []string{"pod", "selector", "namespace", "container", "kubeconfig", "context", "env",
-	"transport", "kubectl_path", "extra_args", "warm", "resident", "timeout", "output_limit"}
+// reports them: those of config.
+var Keys = sandbox.ConfigKeys(config{})
 
 // DefaultWarm is how many exec sessions a sandbox keeps open ahead of its
 // calls unless warm says otherwise, and MaxWarm the most it may.

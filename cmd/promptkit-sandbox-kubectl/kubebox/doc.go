@@ -3,25 +3,15 @@
 // hook call inside a container of an existing pod, typically a
 // long-lived hooks sidecar next to the agent (see deploy/kubernetes).
 //
-//	key           default                 meaning
-//	pod           (required w/o selector) the pod's name; ${POD_NAME} expands from the environment
-//	selector      none                    a label selector: the oldest Running and Ready pod matching it
-//	namespace     the kubeconfig's        the pod's namespace (in a pod: the pod's own)
-//	container     the pod's default       the container to run in (annotation kubectl.kubernetes.io/default-container, else the first)
-//	kubeconfig    in-cluster or default   path of a kubeconfig file ($KUBECONFIG, ~/.kube/config, else the pod's service account)
-//	context       the current one         kubeconfig context
-//	env           []                      KEY=value set verbatim, or bare KEY forwarded; names must be shell identifiers
-//	transport     native                  native (client-go exec streaming) or cli (the kubectl binary)
-//	kubectl_path  kubectl                 the kubectl binary, for transport cli
-//	extra_args    []                      kubectl arguments, for transport cli
-//	resident      true                    run calls through a resident (transport native; see below)
-//	warm          2                       exec sessions kept open ahead of calls without a resident (0 to 64)
-//	timeout       10s                     for calls that set none
-//	output_limit  16777216                bytes kept of each of stdout and stderr
+// Its keys, their defaults and meanings are in docs/kubernetes.md, once;
+// the list Describe reports (Keys) comes from the config struct.
 //
 // # How a call runs
 //
-// Every call runs under a small /bin/sh wrapper (shared/remoteproc) in
+// The sandbox is a transport of shared/remoteproc's engine, which runs
+// calls the same way for docker_exec and kubectl_exec; the sandbox gives
+// it an exec in the pod's container and asks the API server why one
+// failed. Every call runs under the engine's small /bin/sh wrapper in
 // the target container. The wrapper reports its PID, reads the call —
 // command, arguments and environment — from its stdin, runs the command
 // and reports its exit status. So Request.Env reaches the remote process

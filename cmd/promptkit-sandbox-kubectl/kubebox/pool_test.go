@@ -12,17 +12,21 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
-// awaitFull waits until the pool holds size ready sessions, or ctx ends.
-func (p *pool) awaitFull(ctx context.Context) {
+// awaitWarm waits until the sandbox's engine holds all its warm
+// sessions ready, or ctx ends.
+func awaitWarm(ctx context.Context, sb *Sandbox) {
 	for ctx.Err() == nil {
-		p.mu.Lock()
-		n := len(p.ready)
-		p.mu.Unlock()
-		if n >= p.size {
+		if ready, size := sb.engine().Warm(); ready >= size {
 			return
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// warmSize is how many warm sessions the sandbox keeps.
+func warmSize(sb *Sandbox) int {
+	_, size := sb.engine().Warm()
+	return size
 }
 
 // wrappers counts the wrapper processes in a container.
@@ -35,7 +39,7 @@ func TestWarmSessionsServeCallsAndCloseEndsThem(t *testing.T) {
 	c := startCluster(t)
 	eachTransport(t, func(t *testing.T, tr string) {
 		sb := c.open(t, tr, map[string]any{"warm": 3, "resident": false})
-		sb.pool.awaitFull(ctxTimeout(t, time.Minute))
+		awaitWarm(ctxTimeout(t, time.Minute), sb)
 		if n := wrappers(t, c.hooks); n != 3 {
 			t.Fatalf("%d wrappers waiting, want 3", n)
 		}
@@ -63,7 +67,7 @@ func TestWarmSessionCutBeforeItsCall(t *testing.T) {
 	c := startCluster(t)
 	eachTransport(t, func(t *testing.T, tr string) {
 		sb := c.open(t, tr, map[string]any{"warm": 2, "resident": false})
-		sb.pool.awaitFull(ctxTimeout(t, time.Minute))
+		awaitWarm(ctxTimeout(t, time.Minute), sb)
 		// The waiting wrappers die (an OOM kill, a node problem): the
 		// calls still run, in sessions of their own.
 		dockertest.Docker(t, "exec", c.hooks, "sh", "-c", `for p in /proc/[0-9]*; do case "$(cat $p/cmdline 2>/dev/null | tr '\0' ' ')" in *pks-wrappe[r]*) kill -9 ${p#/proc/};; esac; done`)
@@ -80,7 +84,7 @@ func TestWithoutWarmSessions(t *testing.T) {
 	c := startCluster(t)
 	eachTransport(t, func(t *testing.T, tr string) {
 		sb := c.open(t, tr, map[string]any{"warm": 0, "resident": false})
-		if sb.pool != nil {
+		if warmSize(sb) != 0 {
 			t.Fatal("a pool with warm: 0")
 		}
 		resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "/bin/sh", Args: []string{"-c", "cat; exit 3"}, Stdin: []byte("in")})

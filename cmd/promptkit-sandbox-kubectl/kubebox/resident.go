@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/shared/remoteproc"
 	"github.com/altairalabs/promptkit-sandbox/shared/resident"
-	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
 // With the native transport, kubectl_exec runs its calls through a
@@ -48,10 +48,6 @@ var errNotInstalled = errors.New("resident not installed")
 // residentStartTimeout bounds installing and starting a resident.
 const residentStartTimeout = time.Minute
 
-// residentBackstop is added to a call's timeout for the resident's own
-// deadline: the plugin's comes first and kills the call.
-const residentBackstop = 5 * time.Second
-
 // residentSession is one resident running in a target.
 type residentSession struct {
 	t      target
@@ -70,7 +66,7 @@ func (r *residentSession) Close() {
 	r.stdin.Close()
 	select {
 	case <-r.done:
-	case <-time.After(streamGrace):
+	case <-time.After(remoteproc.StreamGrace):
 	}
 	r.cancel()
 	<-r.done
@@ -83,9 +79,9 @@ type residents = resident.Keeper[target, *residentSession]
 // openResident starts the resident when the sandbox opens; a failure is
 // logged, not returned.
 func (s *Sandbox) openResident(ctx context.Context, t target) {
-	s.res = resident.NewKeeper(s.startResident, logger.With("sandbox", s.name, "mode", Mode))
+	s.res = resident.NewKeeper(s.startResident, s.log)
 	if err := s.res.Open(ctx, t); err != nil {
-		logger.Warn("kubectl_exec runs each call as an exec of its own: no resident", "sandbox", s.name, "target", t.String(), "error", err)
+		s.log.Warn("kubectl_exec runs each call as an exec of its own: no resident", "target", t.String(), "error", err)
 	}
 }
 
@@ -124,7 +120,7 @@ func (s *Sandbox) startResident(ctx context.Context, t target) (*residentSession
 	if err != nil {
 		return nil, fmt.Errorf("start the resident %s in %s: %w", img.Name(), t, err)
 	}
-	logger.Debug("kubectl_exec resident running", "sandbox", s.name, "target", t.String(), "pid", sess.pid)
+	s.log.Debug("kubectl_exec resident running", "target", t.String(), "pid", sess.pid)
 	return sess, nil
 }
 
@@ -175,8 +171,8 @@ func (s *Sandbox) installResident(ctx context.Context, t target, img resident.Im
 		return err
 	}
 	defer f.Close()
-	var out, errb syncBuffer
-	code, err := s.c.exec(ctx, t, residentArgv(img, "install"), f, &out, &errb)
+	errb := &resident.HeadBuffer{Max: 4096}
+	code, err := s.c.exec(ctx, t, residentArgv(img, "install"), f, io.Discard, errb)
 	if err != nil {
 		return fmt.Errorf("copy the resident into %s: %w", t, err)
 	}
@@ -184,36 +180,4 @@ func (s *Sandbox) installResident(ctx context.Context, t target, img resident.Im
 		return fmt.Errorf("copy the resident into %s: exit %d: %s", t, code, strings.TrimSpace(errb.String()))
 	}
 	return nil
-}
-
-// runResident runs a call through the resident; env is the call's,
-// merged over the sandbox's.
-func (s *Sandbox) runResident(ctx context.Context, sess *residentSession, req sandbox.Request, env []string, what string, timeout time.Duration, stdout, stderr io.Writer) (int, error) {
-	res, err := sess.rc.Run(ctx, resident.Call{
-		Command: req.Command,
-		Args:    req.Args,
-		Env:     env,
-		Stdin:   req.Stdin,
-		Timeout: timeout + residentBackstop,
-		// One byte past the cap lets the call's own cap see the cut.
-		OutputLimit: s.set.outputLimit + 1,
-	}, stdout, stderr)
-	switch {
-	case err == nil:
-		return res.Code, nil
-	case ctx.Err() != nil:
-		return 0, sandbox.ContextError(ctx, what, timeout)
-	case errors.Is(err, resident.ErrEnded):
-		if derr := s.diagnose(ctx, sess.t, nil, ""); derr != nil {
-			return 0, derr
-		}
-		return 0, sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s: the resident in %s", what, sess.t), err)
-	case sandbox.KindOf(err) == sandbox.KindStart:
-		var se *sandbox.Error
-		if errors.As(err, &se) && strings.HasSuffix(se.Msg, "not found (or not executable)") {
-			return 0, sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s: not found (or not executable) in %s", what, sess.t), nil)
-		}
-		return 0, sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s in %s", err, sess.t), nil)
-	}
-	return 0, err
 }

@@ -24,7 +24,7 @@ func TestResidentServesEveryCall(t *testing.T) {
 	c := startCluster(t)
 	sb := c.open(t, TransportNative, map[string]any{})
 	pid := residentPID(t, sb)
-	if sb.pool != nil {
+	if warmSize(sb) != 0 {
 		t.Error("warm sessions kept beside a resident")
 	}
 	for i := range 3 {
@@ -60,7 +60,7 @@ func TestResidentFallsBackWithoutTempDir(t *testing.T) {
 	dockertest.Docker(t, "exec", c.hooks, "/bin/sh", "-c", "rm -rf /tmp && touch /tmp")
 	sb := c.open(t, TransportNative, map[string]any{})
 	plugintest.FailedToStart(t, sb.res, "copy the resident")
-	if sb.pool == nil {
+	if warmSize(sb) == 0 {
 		t.Error("no warm sessions without a resident")
 	}
 	resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "cat", Stdin: []byte("still works")})

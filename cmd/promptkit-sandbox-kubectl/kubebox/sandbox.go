@@ -1,34 +1,24 @@
 package kubebox
 
 import (
-	"bytes"
 	"context"
-	"fmt"
+
+	"errors"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/altairalabs/promptkit-sandbox/shared/remoteproc"
+	"github.com/altairalabs/promptkit-sandbox/shared/resident"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
 
-// Timing of the work around a call.
-const (
-	openTimeout    = 30 * time.Second // resolving the pod and checking its shell
-	cleanupTimeout = 10 * time.Second // the kill exec after a timeout
-	// orphanGrace is how long the streams may stay open after the command
-	// has exited: longer means processes it left behind hold them, and
-	// they are killed, as the direct backend kills what is left of a
-	// process group. A loaded runtime can take a while to close an exec's
-	// streams, and the kill is an exec of its own, so it is not hasty.
-	orphanGrace = 500 * time.Millisecond
-	// streamGrace bounds the wait for an exec stream to end once its
-	// context is done and the remote processes are killed.
-	streamGrace = 5 * time.Second
-)
+// openTimeout bounds resolving the pod and checking its shell.
+const openTimeout = 30 * time.Second
 
 // Sandbox runs each call inside a container of an existing pod.
 type Sandbox struct {
@@ -37,11 +27,12 @@ type Sandbox struct {
 	c    cluster
 	ns   string
 
-	pool *pool      // warm sessions; nil when warm is 0 or a resident runs
-	res  *residents // nil unless transport native with resident on
+	res *residents // nil unless transport native with resident on
+	log hclog.Logger
 
 	mu  sync.Mutex
 	cur target
+	eng *remoteproc.Engine // runs calls in cur
 }
 
 var (
@@ -53,10 +44,23 @@ var (
 // version is the plugin's, for the client's User-Agent.
 var version = "dev"
 
-// Factory builds a kubectl_exec sandbox. It validates the configuration,
-// finds the pod and container, and checks that the container can run
-// calls (remoteproc.Requirement).
+// Factory builds a kubectl_exec sandbox that logs nothing; see
+// NewFactory.
 func Factory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
+	return newSandbox(name, cfg, hclog.NewNullLogger())
+}
+
+// NewFactory returns the factory of kubectl_exec sandboxes, which log to
+// log (a resident that could not start, and why). A sandbox validates
+// its configuration, finds the pod and container, and checks that the
+// container can run calls (remoteproc.Requirement).
+func NewFactory(log hclog.Logger) sandbox.Factory {
+	return func(name string, cfg map[string]any) (sandbox.Sandbox, error) {
+		return newSandbox(name, cfg, log)
+	}
+}
+
+func newSandbox(name string, cfg map[string]any, log hclog.Logger) (sandbox.Sandbox, error) {
 	set, err := parseConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -68,7 +72,7 @@ func Factory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
 	if set.namespace != "" {
 		ns = set.namespace
 	}
-	s := &Sandbox{name: name, set: set, ns: ns}
+	s := &Sandbox{name: name, set: set, ns: ns, log: log.With("sandbox", name, "mode", Mode)}
 	if set.transport == TransportCLI {
 		s.c, err = newCLI(set, rc.Host)
 	} else {
@@ -81,7 +85,7 @@ func Factory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
 	defer cancel()
 	t, err := s.resolve(ctx)
 	if err == nil {
-		err = s.checkShell(ctx, t)
+		err = remoteproc.Check(ctx, podTarget{s, t}, Mode)
 	}
 	if err != nil {
 		s.c.close()
@@ -93,34 +97,47 @@ func Factory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
 		// the open's: the first copy into a pod can take a while.
 		s.openResident(context.Background(), t)
 	}
-	if set.warm > 0 && (s.res == nil || s.res.Err() != nil) {
-		s.pool = newPool(s, set.warm)
-		s.pool.refill(t)
-	}
+	s.eng = s.engineFor(t)
 	return s, nil
 }
 
-// checkShell makes sure the container can run the wrapper and the kill
-// script.
-func (s *Sandbox) checkShell(ctx context.Context, t target) error {
-	var out syncBuffer // both streams, written from two goroutines
-	code, err := s.c.exec(ctx, t, remoteproc.CheckArgv(), nil, &out, &out)
-	if err != nil {
-		return s.diagnose(ctx, t, err, "")
-	}
-	if code != 0 {
-		if r := kubectlReason(lastLine(out.String())); r != apiOther {
-			// kubectl's own failure, not the check's.
-			return s.diagnose(ctx, t, nil, out.String())
+// engineFor is the engine that runs calls in t: through the resident
+// when one runs, else through exec sessions, warm ones when the sandbox
+// keeps them.
+func (s *Sandbox) engineFor(t target) *remoteproc.Engine {
+	opts := remoteproc.Options{Mode: Mode, CLI: s.set.transport == TransportCLI}
+	if s.res != nil {
+		opts.Resident = func(ctx context.Context) *resident.Client {
+			if sess := s.residentFor(ctx, t); sess != nil {
+				return sess.rc
+			}
+			return nil
 		}
-		msg := strings.TrimSpace(out.String())
-		if len(msg) > 512 {
-			msg = msg[:512]
-		}
-		return sandbox.NewError(sandbox.KindStart, fmt.Sprintf(
-			"%s cannot run kubectl_exec commands: it needs %s; the check exited %d: %s", t, remoteproc.Requirement, code, msg), nil)
 	}
-	return nil
+	if s.res == nil || s.res.Err() != nil {
+		opts.Warm = s.set.warm
+	}
+	return remoteproc.New(podTarget{s, t}, opts)
+}
+
+// engine is the engine of the current target.
+func (s *Sandbox) engine() *remoteproc.Engine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.eng
+}
+
+// retarget moves the sandbox from the engine old to target t (the pod
+// that replaced one that went away) and returns the engine for t. Calls
+// that raced to do the same share the first one's engine.
+func (s *Sandbox) retarget(old *remoteproc.Engine, t target) *remoteproc.Engine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.eng == old {
+		s.cur, s.eng = t, s.engineFor(t)
+		go old.Close()
+	}
+	return s.eng
 }
 
 // Name returns the sandbox's name.
@@ -131,18 +148,10 @@ func (s *Sandbox) OutputLimit() int { return s.set.outputLimit }
 
 // Close ends the warm sessions and releases the client.
 func (s *Sandbox) Close() error {
-	if s.pool != nil {
-		s.pool.close()
-	}
+	s.engine().Close()
 	s.closeResident()
 	s.c.close()
 	return nil
-}
-
-func (s *Sandbox) target() target {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cur
 }
 
 // Spawn runs req in the pod and returns its output.
@@ -163,94 +172,41 @@ func (s *Sandbox) SpawnStreaming(ctx context.Context, req sandbox.Request, stdou
 }
 
 func (s *Sandbox) spawn(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (resp sandbox.Response, err error) {
-	what := fmt.Sprintf("command %q", req.Command)
-	timeout := s.set.timeout
-	if req.Timeout > 0 {
-		timeout = req.Timeout
-	}
-	var outStdout, outStderr *shell.Output
-	if stdout != nil {
-		outStdout, outStderr = shell.NewStreamingOutput(s.set.outputLimit, stdout), shell.NewStreamingOutput(s.set.outputLimit, stderr)
-	} else {
-		outStdout, outStderr = shell.NewOutput(s.set.outputLimit), shell.NewOutput(s.set.outputLimit)
-	}
+	out := shell.NewOutputs(s.set.outputLimit, stdout, stderr)
 	defer func() {
-		if stdout == nil {
-			resp.Stdout, resp.Stderr = outStdout.Bytes(), outStderr.Bytes()
-		}
-		resp.StdoutTruncated, resp.StderrTruncated = outStdout.Truncated(), outStderr.Truncated()
+		out.Fill(&resp)
 		resp.Err = err
 	}()
 	if req.Command == "" {
 		return resp, sandbox.NewError(sandbox.KindStart, Mode+": empty command", nil)
 	}
-	// The preamble checks the call (environment names the wrapper can
-	// export) on both paths, so a call means the same with or without a
-	// resident.
-	env := shell.MergeEnv(s.set.env, req.Env, os.LookupEnv)
-	pre, err := remoteproc.Preamble(req.Command, req.Args, env)
-	if err != nil {
-		return resp, sandbox.NewError(sandbox.KindStart, what+": "+err.Error(), nil)
+	timeout := s.set.timeout
+	if req.Timeout > 0 {
+		timeout = req.Timeout
 	}
-	if ctx.Err() != nil {
-		return resp, sandbox.ContextError(ctx, what, 0)
-	}
-	if sess := s.residentFor(ctx, s.target()); sess != nil {
-		cctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		code, err := s.runResident(cctx, sess, req, env, what, timeout, outStdout, outStderr)
-		switch {
-		case err != nil:
-			return resp, err
-		case code != 0:
-			return resp, &sandbox.ExitError{Code: code}
-		}
-		return resp, nil
+	call := remoteproc.Call{
+		Command: req.Command, Args: req.Args, Stdin: req.Stdin,
+		Env:     shell.MergeEnv(s.set.env, req.Env, os.LookupEnv),
+		Timeout: timeout, OutputLimit: s.set.outputLimit,
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-
-	c := call{s: s, input: append(pre, req.Stdin...), what: what,
-		stdout: outStdout, stderr: outStderr}
-	t := s.target()
-	code, gone, err := c.run(cctx, t)
-	if gone && s.set.selector != nil && cctx.Err() == nil {
+	eng := s.engine()
+	code, err := eng.Run(cctx, call, out.Stdout, out.Stderr)
+	if s.set.selector != nil && errors.Is(err, errPodGone) && errors.Is(err, remoteproc.ErrNotRun) && cctx.Err() == nil {
 		// The command never started: run it in the pod that replaced
 		// the one that went away.
 		nt, rerr := s.resolve(cctx)
 		if rerr != nil {
 			return resp, rerr
 		}
-		s.mu.Lock()
-		s.cur = nt
-		s.mu.Unlock()
-		code, _, err = c.run(cctx, nt)
+		code, err = s.retarget(eng, nt).Run(cctx, call, out.Stdout, out.Stderr)
 	}
 	switch {
-	case cctx.Err() != nil:
-		return resp, sandbox.ContextError(cctx, what, timeout)
 	case err != nil:
 		return resp, err
 	case code != 0:
 		return resp, &sandbox.ExitError{Code: code}
 	}
 	return resp, nil
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

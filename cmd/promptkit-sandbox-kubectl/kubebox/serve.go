@@ -1,7 +1,6 @@
 package kubebox
 
 import (
-	"os"
 	"strings"
 
 	"github.com/go-logr/logr/funcr"
@@ -16,24 +15,15 @@ import (
 // promptkit-sandbox-kubectl[_vVERSION].
 const PluginName = "kubectl"
 
-// logger is the plugin's logger once ServeOpts has made it; in tests,
-// which build sandboxes directly, it discards.
-var logger = hclog.NewNullLogger()
-
 // ServeOpts describes the plugin to plugin.Serve.
 func ServeOpts(v string) plugin.ServeOpts {
 	version = v
-	level := hclog.LevelFromString(os.Getenv(plugin.EnvLogLevel))
-	if level == hclog.NoLevel {
-		level = hclog.Info
-	}
-	log := hclog.New(&hclog.LoggerOptions{Output: os.Stderr, JSONFormat: true, Level: level})
-	logger = log
+	log := plugin.DefaultLogger()
 	routeKlog(log.Named("client-go"))
 	return plugin.ServeOpts{
 		Name:         PluginName,
 		Version:      v,
-		Modes:        map[string]sandbox.Factory{Mode: Factory},
+		Modes:        map[string]sandbox.Factory{Mode: NewFactory(log)},
 		ConfigKeys:   map[string][]string{Mode: Keys},
 		Descriptions: map[string]string{Mode: "a command inside a container of an existing pod (Kubernetes exec)"},
 		Logger:       log,

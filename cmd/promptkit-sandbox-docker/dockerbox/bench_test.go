@@ -125,9 +125,9 @@ func warmPool(b *testing.B, sb *RunSandbox, size int) {
 func waitReady(b *testing.B, sb *RunSandbox, n int) {
 	b.Helper()
 	deadline := time.Now().Add(time.Minute)
-	for sb.pool.ready() < n {
+	for sb.pool.Ready() < n {
 		if time.Now().After(deadline) {
-			b.Fatalf("pool holds %d of %d containers after a minute", sb.pool.ready(), n)
+			b.Fatalf("pool holds %d of %d containers after a minute", sb.pool.Ready(), n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -167,7 +167,7 @@ func BenchmarkDockerExecWarm(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		deadline := time.Now().Add(time.Minute)
-		for sb.pool.ready() < DefaultWarm {
+		for ready, _ := sb.eng.Warm(); ready < DefaultWarm; ready, _ = sb.eng.Warm() {
 			if time.Now().After(deadline) {
 				b.Fatal("warm execs not ready after a minute")
 			}

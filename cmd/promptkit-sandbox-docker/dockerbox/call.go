@@ -8,6 +8,7 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+	"github.com/altairalabs/promptkit-sandbox/shared/warmpool"
 )
 
 // caller is what both modes share for a call: the settings every mode
@@ -16,8 +17,8 @@ import (
 type caller struct {
 	mode    string
 	set     *common
-	pool    *pool // nil without one
-	reaper  *reaper
+	pool    *warmpool.Pool[prepared] // nil without one
+	reaper  *warmpool.Reaper
 	prepare func(ctx context.Context, spec runSpec) (prepared, error)
 }
 
@@ -35,9 +36,9 @@ func (c caller) spawn(ctx context.Context, req sandbox.Request, stdout, stderr i
 	if req.Timeout > 0 {
 		spec.timeout = req.Timeout
 	}
-	out := newOutputs(c.set.outputLimit, stdout, stderr)
+	out := shell.NewOutputs(c.set.outputLimit, stdout, stderr)
 	defer func() {
-		out.fill(&resp, stdout != nil)
+		out.Fill(&resp)
 		resp.Err = err
 	}()
 	if req.Command == "" {
@@ -50,8 +51,9 @@ func (c caller) spawn(ctx context.Context, req sandbox.Request, stdout, stderr i
 	defer cancel()
 
 	var pr prepared
+	key := spec.key()
 	if c.pool != nil {
-		pr = c.pool.take(cctx, spec)
+		pr, _ = c.pool.Take(cctx, key, func(ctx context.Context) (prepared, error) { return c.prepare(ctx, spec) })
 	}
 	if pr == nil {
 		if pr, err = c.prepare(cctx, spec); err != nil {
@@ -62,13 +64,13 @@ func (c caller) spawn(ctx context.Context, req sandbox.Request, stdout, stderr i
 	if cctx.Err() != nil {
 		// On a timeout or a cancellation what the call started is gone
 		// before Spawn returns.
-		pr.discard()
+		pr.Discard()
 	} else {
 		// Otherwise it goes off the call's path; Close waits for it.
-		c.reaper.reap(pr)
+		c.reaper.Reap(pr)
 	}
 	if c.pool != nil {
-		c.pool.replenish(spec)
+		c.pool.Replenish(key)
 	}
 	if err != nil {
 		return resp, err

@@ -9,10 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
 
 // dockerCLI runs the docker binary for transport: cli.
@@ -54,13 +53,12 @@ func cliEnvReserved(key string) bool {
 }
 
 // cliEnv turns a container environment into docker CLI arguments and the
-// CLI process's environment. Values never appear on the command line:
+// CLI process's environment (entries over the plugin's own). Values never appear on the command line:
 // "-e KEY" takes the value from the CLI's own environment, and variables
 // the CLI reads itself go through an env file (mode 0600, removed by the
 // returned cleanup once the container exists).
 func cliEnv(env []string) (args, procEnv []string, cleanup func(), err error) {
 	cleanup = func() {}
-	procEnv = os.Environ()
 	var file []string
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -91,45 +89,12 @@ func cliEnv(env []string) (args, procEnv []string, cleanup func(), err error) {
 	return args, procEnv, cleanup, nil
 }
 
-// command is the docker CLI with args, in a process group of its own (so
-// a kill takes the CLI and anything it started), dying with the plugin.
-func (d *dockerCLI) command(args []string, env []string) *exec.Cmd {
-	cmd := exec.Command(d.path, args...)
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	return cmd
-}
-
-// kill ends a CLI process and its group.
-func killCLI(cmd *exec.Cmd) {
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-}
-
 // run runs the docker CLI to completion and returns its stdout, stderr
 // and exit code; err is set only when it could not run or ctx ended.
 func (d *dockerCLI) run(ctx context.Context, args ...string) (stdout, stderr string, code int, err error) {
 	var out, errb bytes.Buffer
-	cmd := d.command(args, os.Environ())
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		return "", "", 0, fmt.Errorf("run %s: %w", d.path, err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		killCLI(cmd)
-		<-done
-		return out.String(), errb.String(), 0, ctx.Err()
-	}
-	var xe *exec.ExitError
-	if errors.As(err, &xe) {
-		return out.String(), errb.String(), xe.ExitCode(), nil
-	}
-	return out.String(), errb.String(), 0, err
+	code, err = d.exec(ctx, args, nil, nil, &out, &errb)
+	return out.String(), errb.String(), code, err
 }
 
 // unreachableMsg reports the CLI's words for an engine it could not reach.
@@ -193,37 +158,32 @@ func (d *dockerCLI) inspect(ctx context.Context, name, format string) (string, b
 	return strings.TrimSpace(out), true, nil
 }
 
-// waitDelay bounds how long a CLI process's output may stay open after
-// it exits.
-const waitDelay = 2 * time.Second
-
-// cliProcess is a docker CLI process started with its stdin open, whose
-// exit is awaited in the background.
+// cliProcess is a docker CLI process started with its stdin open (fed
+// later, by feed), whose exit is awaited in the background.
 type cliProcess struct {
-	cmd        *exec.Cmd
-	stdin      io.WriteCloser
+	p          *shell.Process
+	stdin      *io.PipeWriter
 	exited     chan struct{} // closed once the CLI has exited
-	err        error         // cmd.Wait's, valid once exited is closed
+	code       int           // valid once exited is closed
+	err        error         // the CLI did not exit by itself; valid once exited is closed
 	cleanupEnv func()        // removes the env file (see cliEnv)
 }
 
 // start runs the CLI with args and env (from cliEnv, whose cleanup it
-// takes over), its output going to stdout and stderr.
+// takes over), its output going to stdout and stderr, through
+// shared/shell: its own process group, killed with it.
 func (d *dockerCLI) start(args, env []string, cleanupEnv func(), stdout, stderr io.Writer) (*cliProcess, error) {
-	c := &cliProcess{cmd: d.command(args, env), exited: make(chan struct{}), cleanupEnv: cleanupEnv}
-	c.cmd.Stdout, c.cmd.Stderr = stdout, stderr
-	c.cmd.WaitDelay = waitDelay
-	var err error
-	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
-		cleanupEnv()
-		return nil, sandbox.NewError(sandbox.KindStart, "transport cli: stdin pipe", err)
-	}
-	if err := c.cmd.Start(); err != nil {
+	pr, pw := io.Pipe()
+	p, err := shell.StartClient(context.Background(), d.path, args, env, pr, stdout, stderr)
+	if err != nil {
 		cleanupEnv()
 		return nil, sandbox.NewError(sandbox.KindStart, "transport cli: start "+d.path, err)
 	}
+	c := &cliProcess{p: p, stdin: pw, exited: make(chan struct{}), cleanupEnv: cleanupEnv}
 	go func() {
-		c.err = c.cmd.Wait()
+		c.code, c.err = shell.ClientExit(context.Background(), p)
+		// A feed after the exit fails instead of waiting for a reader.
+		_ = pr.CloseWithError(io.ErrClosedPipe)
 		close(c.exited)
 	}()
 	return c, nil
@@ -245,20 +205,16 @@ func (c *cliProcess) feed(data []byte) <-chan struct{} {
 
 // kill ends the CLI and its process group and waits for it.
 func (c *cliProcess) kill() {
-	killCLI(c.cmd)
+	c.p.Stop()
 	<-c.exited
 }
 
 // exitCode is the CLI's exit status once it has exited; an error means
-// it did not exit normally.
+// it did not exit by itself.
 func (c *cliProcess) exitCode(what string) (int, error) {
 	c.cleanupEnv()
-	var xe *exec.ExitError
-	switch {
-	case errors.As(c.err, &xe):
-		return xe.ExitCode(), nil
-	case c.err != nil:
+	if c.err != nil {
 		return 0, sandbox.NewError(sandbox.KindTransport, what+": the docker CLI", c.err)
 	}
-	return 0, nil
+	return c.code, nil
 }

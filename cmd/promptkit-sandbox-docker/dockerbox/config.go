@@ -39,13 +39,10 @@ const (
 )
 
 // RunKeys and ExecKeys are the configuration keys of each mode, in the
-// order Describe reports them.
+// order Describe reports them: those of runConfig and execConfig.
 var (
-	RunKeys = []string{"image", "network", "mounts", "extra_args", "docker_path", "env", "user", "workdir",
-		"memory", "cpus", "pids_limit", "read_only", "cap_drop", "cap_add", "security_opt", "transport", "pool",
-		"timeout", "output_limit"}
-	ExecKeys = []string{"container", "workdir", "user", "extra_args", "docker_path", "env", "transport", "warm",
-		"resident", "timeout", "output_limit"}
+	RunKeys  = sandbox.ConfigKeys(runConfig{})
+	ExecKeys = sandbox.ConfigKeys(execConfig{})
 )
 
 // common holds what both modes share once validated.

@@ -21,9 +21,7 @@
 // passed on when the call ends, not as it comes (stdout streams). A
 // timeout removes the container (docker rm -f) before the CLI is killed;
 // docker_exec kills the call's processes inside the container, as with
-// the API. One difference: with the CLI, a leftover background process
-// that keeps a docker_exec call's output open is only killed when the
-// call times out.
+// the API.
 //
 // # docker_run: a fresh container per call
 //
@@ -34,26 +32,8 @@
 // removals); on a timeout or a cancellation it is killed and removed
 // before Spawn returns.
 //
-//	key           default               meaning
-//	image         (required)            an image present in the local engine; never pulled
-//	network       none                  network mode (none, bridge, host, a network name)
-//	mounts        []                    "-v" specs SRC:DST[:ro|rw]; SRC an absolute host path or a volume name
-//	env           []                    KEY=value set verbatim, or bare KEY forwarded from the plugin's environment
-//	user          the image's           user[:group] in the container
-//	workdir       the image's           absolute working directory in the container
-//	memory        no limit              e.g. "256m", "1g" (binary units), or bytes
-//	cpus          no limit              e.g. "0.5", 2
-//	pids_limit    256                   processes in the container; -1 for no limit
-//	read_only     false                 read-only root filesystem
-//	cap_drop      [ALL]                 capabilities dropped
-//	cap_add       []                    capabilities added back
-//	security_opt  [no-new-privileges]   engine security options
-//	timeout       10s                   for calls that set none
-//	output_limit  16777216              bytes kept of each of stdout and stderr
-//	transport     api                   api (the Engine API) or cli (the docker binary; see below)
-//	pool          0                     warm containers per command, 0 to 64 (see below)
-//	extra_args    []                    docker CLI arguments: needs transport cli
-//	docker_path   docker                the docker CLI, for transport cli
+// Its keys, their defaults and meanings are in docs/docker.md, once; the
+// list Describe reports (RunKeys) comes from the config struct.
 //
 // With network "none" the API transport sets NetworkDisabled in the
 // container's config: runc makes the container a fresh network namespace
@@ -87,14 +67,13 @@
 //
 // # docker_exec: a command inside a running container
 //
-//	key           default       meaning
-//	container     (required)    name or ID of a running container
-//	workdir       the container's
-//	user          the container's
-//	env           []            as for docker_run
-//	resident      true          run calls through a resident (transport api; see below)
-//	warm          2             warm execs kept per command without a resident, 0 to 64
-//	timeout, output_limit, transport, extra_args, docker_path: as for docker_run
+// Its keys are in docs/docker.md (ExecKeys comes from the config struct).
+// The sandbox is a transport of shared/remoteproc's engine, which runs
+// every call the same way for docker_exec and kubectl_exec: the sandbox
+// gives it an exec in the container (an exec session of the Engine API,
+// or `docker exec -i` of the CLI, as the sandbox's user and in its
+// workdir) and says why one failed (the container is gone, stopped or
+// paused; the engine unreachable).
 //
 // # The resident
 //
@@ -102,62 +81,47 @@
 // the plugin's own executable into the container when it opens, at
 // /.promptkit-sandbox/resident-HASH (owned by root, mode 0755; the name
 // holds 16 hex digits of a hash of its Go build ID and size, so it is
-// copied once per container and plugin build), and starts it there as one long-lived
-// exec, as the sandbox's user and in its workdir. Every call then goes to
-// that process over the exec's stdin and stdout (package resident): it
-// forks and execs the command in a process group of its own, with the
-// call's stdin, environment (over the exec's own, as an exec session's
-// is) and output caps, so a call costs a fork and exec in the container
-// instead of an exec session, whose runtime start is tens of milliseconds
-// of runc. Calls run concurrently through it. On a timeout or a
-// cancellation the resident freezes and kills the call's process group
-// and every descendant it finds by parent PID; when the command exits,
-// what is left of its group is killed. The resident is non-dumpable, so a
-// call running as the same user cannot open its descriptors through /proc
-// or trace it. Closing the sandbox ends the resident's stdin: it kills
-// whatever still runs and exits. If the resident dies (the container
-// restarted), the next call starts another.
+// copied once per container and plugin build), and starts it there as
+// one long-lived exec, as the sandbox's user and in its workdir. Every
+// call then goes to that process over the exec's stdin and stdout
+// (package resident): it forks and execs the command in a process group
+// of its own, so a call costs a fork and exec in the container instead of
+// an exec session, whose runtime start is tens of milliseconds of runc.
+// On a timeout or a cancellation the resident kills the call's process
+// tree. The resident is non-dumpable, so a call running as the same user
+// cannot open its descriptors through /proc or trace it. Closing the
+// sandbox ends the resident's stdin: it kills whatever still runs and
+// exits. If the resident dies (the container restarted), the next call
+// starts another.
 //
 // The resident needs a writable root filesystem for the copy, an image of
 // the plugin's architecture and a static plugin binary (make build builds
 // it with CGO_ENABLED=0). When it cannot start, the plugin logs why at
-// WARN and every call is an exec session of its own, with warm execs, as
-// described next; resident: false chooses that path outright, for
-// containers where nothing may be written.
+// WARN and every call is an exec session of its own, with warm sessions;
+// resident: false chooses that path outright.
 //
-// The command runs as /bin/sh -c WRAPPER COMMAND ARGS...: the wrapper
-// checks that the command exists, reports its PID on the first line of
-// stderr (which the sandbox strips) and replaces itself with the command,
-// so the hook sees exactly its own arguments, stdin and environment. A
-// missing command is a start error; a container that does not exist, is
-// stopped or is paused is a start error that says which; so is an exec the
-// engine cannot start (a missing workdir or user), with the engine's
-// message — which never reaches the hook's stdout or stderr.
+// # Without a resident: the wrapper
 //
-// Without a resident, starting an exec costs the engine tens of
-// milliseconds (a runc exec per call), so the sandbox keeps up to warm execs per command (command,
-// arguments and environment; the 8 most recently used) started ahead of
-// demand: each is a wrapper that has checked the command and reported its
-// PID, and waits on its first stdin line. A call hands one its stdin
-// (after that line) and it replaces itself with the command, so the
-// command starts when the call does; each serves exactly one call, and a
-// new one is started once the call is done. A warm exec whose container
-// stopped or restarted is dropped unused. Closing a warm exec's stdin (on
-// Close) ends it without running anything. With warm: 0 each call starts
-// its own exec.
+// Each call runs under remoteproc's /bin/sh wrapper, which reports its
+// PID, takes the command, arguments and environment from stdin (never
+// from the exec request), checks that the command exists, runs it and
+// reports its exit status; the engine strips those lines, so the hook
+// sees exactly its own arguments, stdin and environment. A wrapper takes
+// its whole call from stdin, so the sandbox keeps up to warm sessions
+// (default 2) started ahead of demand that serve any call, each exactly
+// once. A missing command is a start error; an exec the engine cannot
+// start (a missing workdir or user) is a start error with the engine's
+// words, which never reach the hook's stdout or stderr.
 //
-// The engine starts an exec'd process as the leader of a session of its
-// own, so the call's processes are that session (plus any descendant that
-// started another). On a timeout or a cancellation a second exec freezes
-// them all (SIGSTOP, found through /proc by session and by parent PID
-// until no new one appears) and SIGKILLs them before the call returns:
-// closing the exec's connection alone would leave the process running.
-// The same happens when the command exits but something it left behind
-// keeps its output open (checked every 250ms while a call runs), as the
-// direct backend kills what is left of a process group. The container
-// therefore needs /bin/sh (with the kill builtin) and /proc, which the
-// sandbox checks when it opens. A process that starts a session of its own
-// and whose parent has exited is not found.
+// On a timeout or a cancellation, or when the command has exited but
+// something it left behind still holds its output past
+// remoteproc.OrphanGrace, a second exec freezes and SIGKILLs the call's
+// processes (the wrapper's session, and every descendant found by parent
+// PID) before the call returns: closing the exec's connection alone would
+// leave them running. The container therefore needs /bin/sh (with the
+// kill builtin) and /proc, which the sandbox checks when it opens. A
+// process that starts a session of its own and whose parent has exited
+// is not found.
 //
 // # Labels and stale containers
 //

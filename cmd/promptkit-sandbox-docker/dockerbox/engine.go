@@ -19,7 +19,6 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
-	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
 
 // Labels on every container the plugin creates.
@@ -123,67 +122,6 @@ func openErr(cli *client.Client, op string, err error) error {
 	return sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("docker engine at %s: %s", cli.DaemonHost(), op), err)
 }
 
-// capped is where one stream's output goes: a bounded buffer, or a sink
-// (a streaming Spawn) behind shell's cap.
-type capped interface {
-	io.Writer
-	Truncated() bool
-}
-
-// outputs are the two capped streams of one call.
-type outputs struct {
-	stdout, stderr capped
-}
-
-func newOutputs(limit int, stdout, stderr io.Writer) outputs {
-	if stdout != nil {
-		return outputs{shell.NewStreamingOutput(limit, stdout), shell.NewStreamingOutput(limit, stderr)}
-	}
-	return outputs{&buffer{limit: limit}, &buffer{limit: limit}}
-}
-
-func (o outputs) fill(resp *sandbox.Response, streaming bool) {
-	if !streaming {
-		resp.Stdout, resp.Stderr = o.stdout.(*buffer).bytes(), o.stderr.(*buffer).bytes()
-	}
-	resp.StdoutTruncated, resp.StderrTruncated = o.stdout.Truncated(), o.stderr.Truncated()
-}
-
-// buffer keeps up to limit bytes, growing geometrically, and drops the
-// rest, recording that it did. Written by one goroutine; read once that
-// goroutine is done.
-type buffer struct {
-	limit     int
-	buf       []byte
-	truncated bool
-}
-
-func (b *buffer) Write(p []byte) (int, error) {
-	keep := p
-	if room := b.limit - len(b.buf); len(keep) > room {
-		keep = keep[:room]
-		b.truncated = true
-	}
-	if len(keep) > cap(b.buf)-len(b.buf) {
-		c := min(max(2*cap(b.buf), len(b.buf)+len(keep), 512), b.limit)
-		next := make([]byte, len(b.buf), c)
-		copy(next, b.buf)
-		b.buf = next
-	}
-	b.buf = append(b.buf, keep...)
-	return len(p), nil
-}
-
-func (b *buffer) Truncated() bool { return b.truncated }
-
-// bytes returns what was kept, nil when nothing was.
-func (b *buffer) bytes() []byte {
-	if len(b.buf) == 0 {
-		return nil
-	}
-	return b.buf
-}
-
 // attachment is a hijacked attach (or exec start) connection: stdin is
 // written to it and its multiplexed output is split into two writers.
 type attachment struct {
@@ -213,6 +151,18 @@ func (a *attachment) feed(stdin []byte) {
 			}
 		}
 		_ = a.hr.CloseWrite()
+	}()
+}
+
+// stream copies stdin to the connection as it comes and then closes the
+// write side. Unlike feed, close does not wait for it: r may have nothing
+// yet (an exec waiting for its call), and the copy ends at its first
+// write after the connection is closed.
+func (a *attachment) stream(r io.Reader) {
+	go func() {
+		if _, err := io.Copy(a.hr.Conn, r); err == nil {
+			_ = a.hr.CloseWrite()
+		}
 	}()
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/shared/remoteproc"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -44,6 +45,7 @@ func TestEngineUnreachable(t *testing.T) {
 	run.run = &apiRunner{name: "sb", set: &run.set, cli: cli}
 	ex := &ExecSandbox{name: "sb", cli: cli}
 	ex.set, _ = parseExecConfig(map[string]any{"container": "c"})
+	ex.eng = remoteproc.New(containerTarget{ex}, remoteproc.Options{Mode: ExecMode})
 	for _, sb := range []sandbox.Sandbox{run, ex} {
 		start := time.Now()
 		resp, err := sb.Spawn(context.Background(), sandbox.Request{Command: "true", Stdin: []byte("x")})

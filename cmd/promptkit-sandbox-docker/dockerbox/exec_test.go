@@ -107,9 +107,11 @@ func TestExecEnvUserWorkdir(t *testing.T) {
 		if sb.res != nil && sb.res.Err() == nil {
 			return
 		}
-		sb.set.workdir = "/nowhere"
-		resp, err = sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "true"})
-		if !errors.Is(err, sandbox.ErrStart) || !strings.Contains(err.Error(), "/nowhere") || resp.Stdout != nil || resp.Stderr != nil {
+		docker(t, "exec", c, "mkdir", "/tmp/gone")
+		gone := openExec(t, c, map[string]any{"workdir": "/tmp/gone", "resident": false, "warm": 0})
+		docker(t, "exec", c, "rmdir", "/tmp/gone")
+		resp, err = gone.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "true"})
+		if !errors.Is(err, sandbox.ErrStart) || !strings.Contains(err.Error(), "/tmp/gone") || resp.Stdout != nil || resp.Stderr != nil {
 			t.Fatalf("Spawn err = %v, stdout %q, stderr %q", err, resp.Stdout, resp.Stderr)
 		}
 	})
@@ -135,7 +137,7 @@ func processesIn(t *testing.T, c string, withWarm bool) []string {
 		if f[0] == "1" || args == "sleep 3600" || strings.HasPrefix(args, "ps ") {
 			continue
 		}
-		if !withWarm && strings.HasPrefix(args, "/bin/sh -c "+wrapperScript+" ") {
+		if !withWarm && strings.HasSuffix(args, " pks-wrapper") {
 			continue
 		}
 		if strings.HasPrefix(args, residentDir+"/resident-") {

@@ -76,7 +76,7 @@ func assertNoContainers(t *testing.T, name string) {
 
 // settle waits until the containers of the sandbox's ended calls are
 // removed (that happens off the call's path).
-func settle(sb *RunSandbox) { sb.reaper.wg.Wait() }
+func settle(sb *RunSandbox) { sb.reaper.Wait() }
 
 // assertNoContainersSoon is assertNoContainers for a sandbox in another
 // process: its ended calls' containers go within seconds.

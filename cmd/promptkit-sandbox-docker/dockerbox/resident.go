@@ -3,7 +3,6 @@ package dockerbox
 import (
 	"archive/tar"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/resident"
-	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
 // With transport api, docker_exec runs its calls through a resident: the
@@ -33,10 +31,6 @@ const residentDir = "/.promptkit-sandbox"
 
 // residentStartTimeout bounds installing and starting a resident.
 const residentStartTimeout = 30 * time.Second
-
-// residentBackstop is added to a call's timeout for the resident's own
-// deadline: the plugin's comes first and kills the call.
-const residentBackstop = 5 * time.Second
 
 // residentSession is one resident running in the container.
 type residentSession struct {
@@ -57,9 +51,9 @@ type residents = resident.Keeper[string, *residentSession]
 // logged, not returned: the sandbox works without one.
 func (s *ExecSandbox) openResident(ctx context.Context) {
 	c := s.set.container
-	s.res = resident.NewKeeper(s.startResident, logger.With("sandbox", s.name, "mode", ExecMode))
+	s.res = resident.NewKeeper(s.startResident, s.log)
 	if err := s.res.Open(ctx, c); err != nil {
-		logger.Warn("docker_exec runs each call as an exec of its own: no resident", "sandbox", s.name, "container", c, "error", err)
+		s.log.Warn("docker_exec runs each call as an exec of its own: no resident", "container", c, "error", err)
 	}
 }
 
@@ -136,7 +130,7 @@ func (s *ExecSandbox) startResident(ctx context.Context, c string) (*residentSes
 		}
 		return nil, fmt.Errorf("start the resident %s: %w", target, err)
 	}
-	logger.Debug("docker_exec resident running", "sandbox", s.name, "container", c, "pid", pid)
+	s.log.Debug("docker_exec resident running", "container", c, "pid", pid)
 	return &residentSession{rc: rc, att: a, pid: pid}, nil
 }
 
@@ -184,47 +178,3 @@ func writeResidentTar(w io.Writer, bin io.Reader, size int64, name string) error
 	}
 	return tw.Close()
 }
-
-// residentCall is a call the resident runs.
-type residentCall struct {
-	s    *ExecSandbox
-	sess *residentSession
-	spec runSpec
-}
-
-func (p *residentCall) finish(ctx context.Context, stdin []byte, out outputs) (int, error) {
-	s, spec := p.s, p.spec
-	res, err := p.sess.rc.Run(ctx, resident.Call{
-		Command: spec.command,
-		Args:    spec.args,
-		Env:     spec.env,
-		Stdin:   stdin,
-		Timeout: spec.timeout + residentBackstop,
-		// One byte past the cap lets the call's own cap see the cut.
-		OutputLimit: s.set.outputLimit + 1,
-	}, out.stdout, out.stderr)
-	switch {
-	case err == nil:
-		return res.Code, nil
-	case ctx.Err() != nil:
-		return 0, sandbox.ContextError(ctx, spec.what, spec.timeout)
-	case errors.Is(err, resident.ErrEnded):
-		cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-		defer cancel()
-		if rerr := s.checkRunning(cctx); sandbox.KindOf(rerr) == sandbox.KindStart {
-			return 0, rerr
-		}
-		return 0, sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s: the resident in container %s", spec.what, s.set.container), err)
-	case sandbox.KindOf(err) == sandbox.KindStart:
-		var se *sandbox.Error
-		if errors.As(err, &se) && strings.HasSuffix(se.Msg, "not found (or not executable)") {
-			return 0, sandbox.NewError(sandbox.KindStart,
-				fmt.Sprintf("%s: not found (or not executable) in container %s", spec.what, s.set.container), nil)
-		}
-		return 0, sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s in container %s", err, s.set.container), nil)
-	}
-	return 0, err
-}
-
-// discard has nothing to do: Run kills the call when its context ends.
-func (p *residentCall) discard() {}

@@ -30,7 +30,7 @@ func TestExecResidentServesEveryCall(t *testing.T) {
 	c := startContainer(t)
 	sb := openExec(t, c, map[string]any{})
 	pid := residentPID(t, sb)
-	if sb.pool != nil {
+	if _, size := sb.eng.Warm(); size != 0 {
 		t.Error("warm execs kept beside a resident")
 	}
 	for i := range 3 {
@@ -73,7 +73,7 @@ func TestExecResidentFallsBackOnReadOnlyRoot(t *testing.T) {
 	c := docker(t, "run", "-d", "--init", "--read-only", "--network", "none", "--label", dockertest.UniqueLabel(t), img, "sleep", "3600")
 	sb := openExec(t, c, map[string]any{})
 	plugintest.FailedToStart(t, sb.res, "copy the resident")
-	if sb.pool == nil {
+	if _, size := sb.eng.Warm(); size == 0 {
 		t.Error("no warm execs without a resident")
 	}
 	resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "cat", Stdin: []byte("still works")})

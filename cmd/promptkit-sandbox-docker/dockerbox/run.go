@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/warmpool"
 )
 
 // RunMode is the mode of a fresh container per call.
@@ -17,8 +18,8 @@ type RunSandbox struct {
 	name   string
 	set    runSettings
 	run    runner
-	pool   *pool // nil without a pool
-	reaper reaper
+	pool   *warmpool.Pool[prepared] // nil without a pool
+	reaper warmpool.Reaper
 }
 
 var (
@@ -50,7 +51,7 @@ func RunFactory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
 		return nil, err
 	}
 	if set.pool > 0 {
-		s.pool = newPool(set.pool, s.run, &s.reaper)
+		s.pool = warmpool.New[prepared](set.pool, &s.reaper)
 	}
 	return s, nil
 }
@@ -70,9 +71,9 @@ func (s *RunSandbox) OutputLimit() int { return s.set.outputLimit }
 // and releases the engine client.
 func (s *RunSandbox) Close() error {
 	if s.pool != nil {
-		s.pool.close()
+		s.pool.Close()
 	}
-	s.reaper.close()
+	s.reaper.Close()
 	return s.run.close()
 }
 

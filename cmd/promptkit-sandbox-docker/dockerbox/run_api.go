@@ -10,6 +10,8 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+	"github.com/altairalabs/promptkit-sandbox/shared/warmpool"
 )
 
 // apiRunner runs docker_run containers through the Engine API.
@@ -87,7 +89,7 @@ type apiPrepared struct {
 	id   string
 
 	att            *attachment
-	stdout, stderr *heldOutput
+	stdout, stderr *warmpool.Held
 	wait           client.ContainerWaitResult
 	stopWait       context.CancelFunc // ends the wait request
 	waited         atomic.Bool        // the wait's one value was taken
@@ -124,7 +126,7 @@ func (r *apiRunner) prepare(ctx context.Context, spec runSpec) (prepared, error)
 	ok := false
 	defer func() {
 		if !ok {
-			p.discard()
+			p.Discard()
 		}
 	}()
 
@@ -133,7 +135,7 @@ func (r *apiRunner) prepare(ctx context.Context, spec runSpec) (prepared, error)
 		return nil, engineErr(ctx, r.cli, spec.what, spec.timeout, sandbox.KindStart, "attach to container", err)
 	}
 	p.att = newAttachment(att.HijackedResponse)
-	p.stdout, p.stderr = newHeldOutput(r.set.outputLimit), newHeldOutput(r.set.outputLimit)
+	p.stdout, p.stderr = warmpool.NewHeld(r.set.outputLimit), warmpool.NewHeld(r.set.outputLimit)
 	p.att.demux(p.stdout, p.stderr)
 
 	// Registered before the start, so the exit cannot be missed; it lives
@@ -158,10 +160,10 @@ func (r *apiRunner) removeNamed(name string) {
 	_, _ = r.cli.ContainerRemove(ctx, name, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 }
 
-func (p *apiPrepared) finish(ctx context.Context, stdin []byte, out outputs) (int, error) {
+func (p *apiPrepared) finish(ctx context.Context, stdin []byte, out shell.Outputs) (int, error) {
 	what, timeout := p.spec.what, p.spec.timeout
-	p.stdout.claim(out.stdout)
-	p.stderr.claim(out.stderr)
+	p.stdout.Claim(out.Stdout)
+	p.stderr.Claim(out.Stderr)
 	// A hijacked connection is not tied to the context: close it when the
 	// call ends early so nothing blocks on it.
 	stopClose := context.AfterFunc(ctx, func() { p.att.hr.Close() })
@@ -194,7 +196,7 @@ func (p *apiPrepared) finish(ctx context.Context, stdin []byte, out outputs) (in
 
 // discard force-removes the container (killing it if it runs) with a
 // context of its own, then ends the attachment and the wait.
-func (p *apiPrepared) discard() {
+func (p *apiPrepared) Discard() {
 	p.discardOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+	"github.com/altairalabs/promptkit-sandbox/shared/warmpool"
 )
 
 // cliRunner runs docker_run containers with `docker run -i`, as the
@@ -94,11 +96,11 @@ type cliPrepared struct {
 	name string
 	*cliProcess
 
-	stdout *heldOutput
+	stdout *warmpool.Held
 	// stderr is kept until the call ends: the CLI writes its own errors
 	// there, and only once the exit code is known can they be told from
 	// the hook's output.
-	stderr      *heldOutput
+	stderr      *warmpool.Held
 	discardOnce sync.Once
 }
 
@@ -111,7 +113,7 @@ func (r *cliRunner) prepare(ctx context.Context, spec runSpec) (prepared, error)
 		return nil, err
 	}
 	p := &cliPrepared{r: r, spec: spec, name: containerName()}
-	p.stdout, p.stderr = newHeldOutput(r.set.outputLimit), newHeldOutput(r.set.outputLimit)
+	p.stdout, p.stderr = warmpool.NewHeld(r.set.outputLimit), warmpool.NewHeld(r.set.outputLimit)
 	if p.cliProcess, err = r.d.start(r.runArgs(p.name, envArgs, spec), procEnv, cleanupEnv, p.stdout, p.stderr); err != nil {
 		return nil, err
 	}
@@ -120,7 +122,7 @@ func (r *cliRunner) prepare(ctx context.Context, spec runSpec) (prepared, error)
 
 // warm waits until the CLI has the container running (or has exited), so
 // a pooled call is one whose start is done.
-func (p *cliPrepared) warm(ctx context.Context) error {
+func (p *cliPrepared) Warm(ctx context.Context) error {
 	delay := 20 * time.Millisecond
 	for {
 		select {
@@ -141,16 +143,16 @@ func (p *cliPrepared) warm(ctx context.Context) error {
 	}
 }
 
-func (p *cliPrepared) finish(ctx context.Context, stdin []byte, out outputs) (int, error) {
+func (p *cliPrepared) finish(ctx context.Context, stdin []byte, out shell.Outputs) (int, error) {
 	what, timeout := p.spec.what, p.spec.timeout
-	p.stdout.claim(out.stdout)
+	p.stdout.Claim(out.Stdout)
 	fed := p.feed(stdin)
 	select {
 	case <-p.exited:
 	case <-ctx.Done():
 		p.removeThenKill()
 		<-fed
-		p.stderr.claim(out.stderr)
+		p.stderr.Claim(out.Stderr)
 		return 0, sandbox.ContextError(ctx, what, timeout)
 	}
 	<-fed
@@ -165,7 +167,7 @@ func (p *cliPrepared) finish(ctx context.Context, stdin []byte, out outputs) (in
 			return 0, err
 		}
 	}
-	p.stderr.claim(out.stderr)
+	p.stderr.Claim(out.Stderr)
 	return code, nil
 }
 
@@ -173,7 +175,7 @@ func (p *cliPrepared) finish(ctx context.Context, stdin []byte, out outputs) (in
 // CLI failed if it made no container, or the engine could not start it.
 func (p *cliPrepared) dockerFailure(ctx context.Context) error {
 	what := p.spec.what
-	msg := p.stderr.text()
+	msg := p.stderr.Text()
 	state, ok, err := p.r.d.inspect(ctx, p.name, "{{.State.Error}}")
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -192,7 +194,7 @@ func (p *cliPrepared) dockerFailure(ctx context.Context) error {
 }
 
 // discard removes the container and ends the CLI.
-func (p *cliPrepared) discard() {
+func (p *cliPrepared) Discard() {
 	p.discardOnce.Do(func() {
 		p.removeThenKill()
 		_ = p.stdin.Close()

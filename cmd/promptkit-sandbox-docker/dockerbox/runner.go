@@ -2,10 +2,10 @@ package dockerbox
 
 import (
 	"context"
-	"io"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
 
 // A runner is one way of running docker_run containers: the Engine API
@@ -32,10 +32,10 @@ type prepared interface {
 	// waits for the process to exit. It returns the exit code, or an
 	// error classified as Spawn's are (ctx is the call's). It does not
 	// remove the container: discard does.
-	finish(ctx context.Context, stdin []byte, out outputs) (code int, err error)
-	// discard kills and removes the container and releases everything
+	finish(ctx context.Context, stdin []byte, out shell.Outputs) (code int, err error)
+	// Discard kills and removes the container and releases everything
 	// the prepared call holds. It is safe to call more than once.
-	discard()
+	Discard()
 }
 
 // runSpec is what a container is made for: everything of a Request but
@@ -59,55 +59,4 @@ func (s runSpec) key() string {
 		b.WriteByte(1)
 	}
 	return b.String()
-}
-
-// heldOutput is one output stream of a prepared container: kept (up to
-// limit bytes) until the call claims it, then passed straight to the
-// call's writer.
-type heldOutput struct {
-	limit int
-
-	mu        sync.Mutex
-	w         io.Writer
-	held      []byte
-	truncated bool
-}
-
-func newHeldOutput(limit int) *heldOutput { return &heldOutput{limit: limit} }
-
-func (h *heldOutput) Write(p []byte) (int, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.w != nil {
-		return h.w.Write(p)
-	}
-	keep := p
-	if room := h.limit - len(h.held); len(keep) > room {
-		keep = keep[:max(room, 0)]
-		h.truncated = true
-	}
-	h.held = append(h.held, keep...)
-	return len(p), nil
-}
-
-// text is what is kept, before a claim.
-func (h *heldOutput) text() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return string(h.held)
-}
-
-// claim sends what was kept to w, and everything after it.
-func (h *heldOutput) claim(w io.Writer) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.held) > 0 {
-		_, _ = w.Write(h.held)
-	}
-	if h.truncated {
-		// held is full: one more byte makes the call's own cap (the
-		// same limit) record the truncation, and is dropped by it.
-		_, _ = w.Write([]byte{0})
-	}
-	h.w, h.held = w, nil
 }

@@ -5,15 +5,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
-
-// logger is the plugin's logger once ServeOpts has made it; in tests,
-// which build sandboxes directly, it discards.
-var logger = hclog.NewNullLogger()
 
 // staleTimeout bounds the stale-container cleanup at plugin start.
 const staleTimeout = 30 * time.Second
@@ -22,12 +16,7 @@ const staleTimeout = 30 * time.Second
 // of containers left behind by dead plugin processes in the background
 // (it logs what it removed).
 func ServeOpts(version string) plugin.ServeOpts {
-	log := hclog.New(&hclog.LoggerOptions{
-		Output:     os.Stderr,
-		JSONFormat: true,
-		Level:      logLevel(os.Getenv(plugin.EnvLogLevel)),
-	})
-	logger = log
+	log := plugin.DefaultLogger()
 	if os.Getenv(plugin.Handshake.MagicCookieKey) == plugin.Handshake.MagicCookieValue || os.Getenv(plugin.EnvDebug) != "" {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), staleTimeout)
@@ -46,7 +35,7 @@ func ServeOpts(version string) plugin.ServeOpts {
 		Version: version,
 		Modes: map[string]sandbox.Factory{
 			RunMode:  RunFactory,
-			ExecMode: ExecFactory,
+			ExecMode: NewExecFactory(log),
 		},
 		ConfigKeys: map[string][]string{RunMode: RunKeys, ExecMode: ExecKeys},
 		Descriptions: map[string]string{
@@ -55,11 +44,4 @@ func ServeOpts(version string) plugin.ServeOpts {
 		},
 		Logger: log,
 	}
-}
-
-func logLevel(v string) hclog.Level {
-	if l := hclog.LevelFromString(v); l != hclog.NoLevel {
-		return l
-	}
-	return hclog.Info
 }

@@ -36,12 +36,16 @@ func parseConfig(cfg map[string]any) (shell.Options, error) {
 	if err := sandbox.DecodeConfig(cfg, &c); err != nil {
 		return opts, err
 	}
+	limits, err := sandbox.ParseLimits(c.Timeout, c.OutputLimit)
+	if err != nil {
+		return opts, err
+	}
+	// Absent keys stay zero: shell's own defaults, the same values.
 	if c.Timeout != nil {
-		d := time.Duration(*c.Timeout)
-		if d == 0 {
-			return opts, fmt.Errorf("config: key %q: must be greater than zero", "timeout")
-		}
-		opts.Timeout = d
+		opts.Timeout = limits.Timeout
+	}
+	if c.OutputLimit != nil {
+		opts.OutputLimit = limits.OutputLimit
 	}
 	if c.KillGrace != nil {
 		d := time.Duration(*c.KillGrace)
@@ -50,12 +54,6 @@ func parseConfig(cfg map[string]any) (shell.Options, error) {
 		if d == 0 {
 			opts.KillGrace = -1
 		}
-	}
-	if c.OutputLimit != nil {
-		if *c.OutputLimit <= 0 {
-			return opts, fmt.Errorf("config: key %q: must be a positive number of bytes, got %d", "output_limit", *c.OutputLimit)
-		}
-		opts.OutputLimit = *c.OutputLimit
 	}
 	opts.CleanEnv = c.CleanEnv
 	if c.Workdir != "" {

@@ -105,8 +105,8 @@ func Preamble(command string, args, env []string) ([]byte, error) {
 		if !ok {
 			return nil, fmt.Errorf("env entry %q: want KEY=value", kv)
 		}
-		if !isName(k) {
-			return nil, fmt.Errorf("env variable %q: the name must be a shell identifier (letters, digits, _; not starting with a digit): the remote shell exports it", k)
+		if err := CheckEnvName(k); err != nil {
+			return nil, fmt.Errorf("env %w", err)
 		}
 		if strings.IndexByte(v, 0) >= 0 {
 			return nil, fmt.Errorf("env variable %q: the value holds a NUL byte", k)
@@ -115,6 +115,15 @@ func Preamble(command string, args, env []string) ([]byte, error) {
 	}
 	b.WriteByte('\n')
 	return b.Bytes(), nil
+}
+
+// CheckEnvName says whether name can be a variable of a call: the
+// wrapper exports it, so it must be a shell identifier.
+func CheckEnvName(name string) error {
+	if !isName(name) {
+		return fmt.Errorf("variable %q: the name must be a shell identifier (letters, digits, _; not starting with a digit): the remote shell exports it", name)
+	}
+	return nil
 }
 
 func isName(s string) bool {

@@ -161,3 +161,32 @@ func ConfigKeys(v any) []string {
 	}
 	return keys
 }
+
+// Limits are what the timeout and output_limit keys, which every backend
+// has, say once checked: DefaultTimeout and DefaultOutputLimit where a
+// key is absent.
+type Limits struct {
+	Timeout     time.Duration
+	OutputLimit int
+}
+
+// ParseLimits checks the timeout and output_limit keys (nil when absent):
+// a timeout must be positive, an output limit a positive number of bytes.
+// Every problem is reported.
+func ParseLimits(timeout *Duration, outputLimit *int) (Limits, error) {
+	l := Limits{Timeout: DefaultTimeout, OutputLimit: DefaultOutputLimit}
+	var errs []error
+	if timeout != nil {
+		if *timeout <= 0 {
+			errs = append(errs, fmt.Errorf("config: key %q: must be greater than zero", "timeout"))
+		}
+		l.Timeout = time.Duration(*timeout)
+	}
+	if outputLimit != nil {
+		if *outputLimit <= 0 {
+			errs = append(errs, fmt.Errorf("config: key %q: must be a positive number of bytes, got %d", "output_limit", *outputLimit))
+		}
+		l.OutputLimit = *outputLimit
+	}
+	return l, errors.Join(errs...)
+}

@@ -8,6 +8,9 @@ import (
 
 // The pool's timing and bounds, one set for every backend.
 const (
+	// MaxSize bounds a pool's size a key, the pool and warm keys of the
+	// backends: each item is a live container or exec session.
+	MaxSize = 64
 	// MaxKeys bounds the keys a pool keeps items for; past it the least
 	// recently used key is dropped. The commands a sandbox's hooks run
 	// are few, and each key holds up to the pool's size of live items.

@@ -12,15 +12,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/shared/remoteproc"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+	"github.com/altairalabs/promptkit-sandbox/shared/warmpool"
 )
 
 // Defaults applied when a key is absent.
 const (
 	DefaultNetwork   = networkNone
 	DefaultPidsLimit = 256
-	MaxPool          = 64
+	MaxPool          = warmpool.MaxSize
 	DefaultWarm      = 2
 )
 
@@ -163,7 +165,7 @@ func parseRunConfig(cfg map[string]any) (runSettings, error) {
 	}
 	s.image = c.Image
 	var err error
-	s.common, err = parseCommon(c.Env, c.Timeout, c.OutputLimit)
+	s.common, err = parseCommon(c.Env, c.Timeout, c.OutputLimit, false)
 	add(err)
 	add(checkTransport(c.Transport, c.ExtraArgs))
 	s.setTransport(c.Transport, c.DockerPath, c.ExtraArgs)
@@ -261,7 +263,7 @@ func parseExecConfig(cfg map[string]any) (execSettings, error) {
 	}
 	s.container = c.Container
 	var err error
-	s.common, err = parseCommon(c.Env, c.Timeout, c.OutputLimit)
+	s.common, err = parseCommon(c.Env, c.Timeout, c.OutputLimit, true)
 	add(err)
 	add(checkTransport(c.Transport, c.ExtraArgs))
 	s.setTransport(c.Transport, c.DockerPath, c.ExtraArgs)
@@ -284,32 +286,26 @@ func parseExecConfig(cfg map[string]any) (execSettings, error) {
 	return s, nil
 }
 
-func parseCommon(env []string, timeout *sandbox.Duration, outputLimit *int) (common, error) {
+func parseCommon(env []string, timeout *sandbox.Duration, outputLimit *int, shellNames bool) (common, error) {
 	var c common
 	var errs []error
 	for _, e := range env {
-		if k, _, _ := strings.Cut(e, "="); k == "" {
+		k, _, _ := strings.Cut(e, "=")
+		switch {
+		case k == "":
 			errs = append(errs, keyErr("env", "entry %q has no variable name", e))
+		case shellNames:
+			if err := remoteproc.CheckEnvName(k); err != nil {
+				errs = append(errs, keyErr("env", "%v", err))
+			}
 		}
 	}
 	// Bare KEY entries forward the plugin's own environment, which is
 	// the host's: the host starts the plugin.
 	c.env = shell.MergeEnv(nil, env, os.LookupEnv)
-	c.timeout = sandbox.DefaultTimeout
-	if timeout != nil {
-		if *timeout == 0 {
-			errs = append(errs, keyErr("timeout", "must be greater than zero"))
-		}
-		c.timeout = time.Duration(*timeout)
-	}
-	c.outputLimit = sandbox.DefaultOutputLimit
-	if outputLimit != nil {
-		if *outputLimit <= 0 {
-			errs = append(errs, keyErr("output_limit", "must be a positive number of bytes, got %d", *outputLimit))
-		}
-		c.outputLimit = *outputLimit
-	}
-	return c, errors.Join(errs...)
+	limits, err := sandbox.ParseLimits(timeout, outputLimit)
+	c.timeout, c.outputLimit = limits.Timeout, limits.OutputLimit
+	return c, errors.Join(append(errs, err)...)
 }
 
 func (c *common) setTransport(transport, dockerPath string, extraArgs []string) {

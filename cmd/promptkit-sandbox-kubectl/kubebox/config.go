@@ -4,15 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/altairalabs/promptkit-sandbox/shared/remoteproc"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+	"github.com/altairalabs/promptkit-sandbox/shared/warmpool"
 )
 
 // Mode is the mode this backend serves.
@@ -32,7 +33,7 @@ var Keys = sandbox.ConfigKeys(config{})
 // calls unless warm says otherwise, and MaxWarm the most it may.
 const (
 	DefaultWarm = 2
-	MaxWarm     = 64
+	MaxWarm     = warmpool.MaxSize
 )
 
 // config mirrors the keys as written.
@@ -126,8 +127,8 @@ func parseConfig(cfg map[string]any) (settings, error) {
 	for _, e := range c.Env {
 		if k, _, _ := strings.Cut(e, "="); k == "" {
 			add(keyErr("env", "entry %q has no variable name", e))
-		} else if !shellName.MatchString(k) {
-			add(keyErr("env", "variable %q: the name must be a shell identifier (letters, digits, _; not starting with a digit): the pod's shell exports it", k))
+		} else if err := remoteproc.CheckEnvName(k); err != nil {
+			add(keyErr("env", "%v", err))
 		}
 	}
 	// Bare KEY entries forward the plugin's environment, which is the
@@ -160,24 +161,11 @@ func parseConfig(cfg map[string]any) (settings, error) {
 		}
 	}
 
-	s.timeout = sandbox.DefaultTimeout
-	if c.Timeout != nil {
-		if *c.Timeout <= 0 {
-			add(keyErr("timeout", "must be greater than zero"))
-		}
-		s.timeout = time.Duration(*c.Timeout)
-	}
-	s.outputLimit = sandbox.DefaultOutputLimit
-	if c.OutputLimit != nil {
-		if *c.OutputLimit <= 0 {
-			add(keyErr("output_limit", "must be a positive number of bytes, got %d", *c.OutputLimit))
-		}
-		s.outputLimit = *c.OutputLimit
-	}
+	limits, err := sandbox.ParseLimits(c.Timeout, c.OutputLimit)
+	add(err)
+	s.timeout, s.outputLimit = limits.Timeout, limits.OutputLimit
 	return s, errors.Join(errs...)
 }
-
-var shellName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // dnsName checks a Kubernetes object name with the API server's own rule.
 func dnsName(key, v string, check func(string) []string) error {

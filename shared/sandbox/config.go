@@ -190,3 +190,17 @@ func ParseLimits(timeout *Duration, outputLimit *int) (Limits, error) {
 	}
 	return l, errors.Join(errs...)
 }
+
+// Problems collects what a config check finds, so that every problem is
+// reported at once, not only the first. The zero value is ready.
+type Problems struct{ errs []error }
+
+// Add records err; nil is no problem.
+func (p *Problems) Add(err error) {
+	if err != nil {
+		p.errs = append(p.errs, err)
+	}
+}
+
+// Err is every problem recorded, joined; nil when there is none.
+func (p *Problems) Err() error { return errors.Join(p.errs...) }

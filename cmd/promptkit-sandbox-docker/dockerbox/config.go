@@ -154,12 +154,8 @@ func parseRunConfig(cfg map[string]any) (runSettings, error) {
 	if err := sandbox.DecodeConfig(cfg, &c); err != nil {
 		return s, err
 	}
-	var errs []error
-	add := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
+	var problems sandbox.Problems
+	add := problems.Add
 	if strings.TrimSpace(c.Image) == "" {
 		add(errors.New(`config: key "image" is required (an image present in the local engine, e.g. "promptkit/pii-hook:1.2")`))
 	}
@@ -240,7 +236,7 @@ func parseRunConfig(cfg map[string]any) (runSettings, error) {
 	if c.SecurityOpt != nil {
 		s.securityOpt = *c.SecurityOpt
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := problems.Err(); err != nil {
 		return s, err
 	}
 	return s, nil
@@ -252,12 +248,8 @@ func parseExecConfig(cfg map[string]any) (execSettings, error) {
 	if err := sandbox.DecodeConfig(cfg, &c); err != nil {
 		return s, err
 	}
-	var errs []error
-	add := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
+	var problems sandbox.Problems
+	add := problems.Add
 	if strings.TrimSpace(c.Container) == "" {
 		add(errors.New(`config: key "container" is required (the name or ID of a running container)`))
 	}
@@ -280,7 +272,7 @@ func parseExecConfig(cfg map[string]any) (execSettings, error) {
 	if s.workdir != "" && !path.IsAbs(s.workdir) {
 		add(keyErr("workdir", "must be an absolute path inside the container, got %q", s.workdir))
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := problems.Err(); err != nil {
 		return s, err
 	}
 	return s, nil
@@ -288,15 +280,15 @@ func parseExecConfig(cfg map[string]any) (execSettings, error) {
 
 func parseCommon(env []string, timeout *sandbox.Duration, outputLimit *int, shellNames bool) (common, error) {
 	var c common
-	var errs []error
+	var problems sandbox.Problems
 	for _, e := range env {
 		k, _, _ := strings.Cut(e, "=")
 		switch {
 		case k == "":
-			errs = append(errs, keyErr("env", "entry %q has no variable name", e))
+			problems.Add(keyErr("env", "entry %q has no variable name", e))
 		case shellNames:
 			if err := remoteproc.CheckEnvName(k); err != nil {
-				errs = append(errs, keyErr("env", "%v", err))
+				problems.Add(keyErr("env", "%v", err))
 			}
 		}
 	}
@@ -305,7 +297,8 @@ func parseCommon(env []string, timeout *sandbox.Duration, outputLimit *int, shel
 	c.env = shell.MergeEnv(nil, env, os.LookupEnv)
 	limits, err := sandbox.ParseLimits(timeout, outputLimit)
 	c.timeout, c.outputLimit = limits.Timeout, limits.OutputLimit
-	return c, errors.Join(append(errs, err)...)
+	problems.Add(err)
+	return c, problems.Err()
 }
 
 func (c *common) setTransport(transport, dockerPath string, extraArgs []string) {

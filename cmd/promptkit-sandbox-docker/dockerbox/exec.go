@@ -40,11 +40,9 @@ var (
 	_ sandbox.Closer   = (*ExecSandbox)(nil)
 )
 
-// ExecFactory builds a docker_exec sandbox that logs nothing; see
+// ExecFactory builds docker_exec sandboxes that log nothing; see
 // NewExecFactory.
-func ExecFactory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
-	return newExecSandbox(name, cfg, hclog.NewNullLogger())
-}
+var ExecFactory = NewExecFactory(hclog.NewNullLogger())
 
 // NewExecFactory returns the factory of docker_exec sandboxes, which log
 // to log (a resident that could not start, and why). A sandbox validates

@@ -91,12 +91,8 @@ func parseConfig(cfg map[string]any) (settings, error) {
 	if err := sandbox.DecodeConfig(cfg, &c); err != nil {
 		return s, err
 	}
-	var errs []error
-	add := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
+	var problems sandbox.Problems
+	add := problems.Add
 	switch {
 	case c.Pod == "" && c.Selector == "":
 		add(errors.New(`config: key "pod" is required unless "selector" is given (e.g. pod: ${POD_NAME}, or selector: app=hooks)`))
@@ -164,7 +160,7 @@ func parseConfig(cfg map[string]any) (settings, error) {
 	limits, err := sandbox.ParseLimits(c.Timeout, c.OutputLimit)
 	add(err)
 	s.timeout, s.outputLimit = limits.Timeout, limits.OutputLimit
-	return s, errors.Join(errs...)
+	return s, problems.Err()
 }
 
 // dnsName checks a Kubernetes object name with the API server's own rule.

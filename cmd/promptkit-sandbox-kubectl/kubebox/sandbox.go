@@ -44,11 +44,9 @@ var (
 // version is the plugin's, for the client's User-Agent.
 var version = "dev"
 
-// Factory builds a kubectl_exec sandbox that logs nothing; see
+// Factory builds kubectl_exec sandboxes that log nothing; see
 // NewFactory.
-func Factory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
-	return newSandbox(name, cfg, hclog.NewNullLogger())
-}
+var Factory = NewFactory(hclog.NewNullLogger())
 
 // NewFactory returns the factory of kubectl_exec sandboxes, which log to
 // log (a resident that could not start, and why). A sandbox validates

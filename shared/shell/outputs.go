@@ -42,3 +42,13 @@ func (o Outputs) Fill(resp *sandbox.Response) {
 	}
 	resp.StdoutTruncated, resp.StderrTruncated = o.Stdout.Truncated(), o.Stderr.Truncated()
 }
+
+// Streaming is the writer a streaming Spawn passes its output to: w, or
+// io.Discard when the caller gave none (a nil stdout would mean "keep it"
+// to NewOutputs).
+func Streaming(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}

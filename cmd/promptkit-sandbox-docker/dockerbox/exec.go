@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/hashicorp/go-hclog"
@@ -123,39 +122,13 @@ func (s *ExecSandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox.R
 // SpawnStreaming is Spawn with the output written to stdout and stderr as
 // it arrives (see sandbox.Streamer).
 func (s *ExecSandbox) SpawnStreaming(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (sandbox.Response, error) {
-	if stdout == nil {
-		stdout = io.Discard
-	}
-	return s.spawn(ctx, req, stdout, stderr)
+	return s.spawn(ctx, req, shell.Streaming(stdout), stderr)
 }
 
-func (s *ExecSandbox) spawn(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (resp sandbox.Response, err error) {
-	out := shell.NewOutputs(s.set.outputLimit, stdout, stderr)
-	defer func() {
-		out.Fill(&resp)
-		resp.Err = err
-	}()
-	if req.Command == "" {
-		return resp, sandbox.NewError(sandbox.KindStart, ExecMode+": empty command", nil)
-	}
-	timeout := s.set.timeout
-	if req.Timeout > 0 {
-		timeout = req.Timeout
-	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	code, err := s.eng.Run(cctx, remoteproc.Call{
-		Command: req.Command, Args: req.Args, Stdin: req.Stdin,
-		Env:     shell.MergeEnv(s.set.env, req.Env, os.LookupEnv),
-		Timeout: timeout, OutputLimit: s.set.outputLimit,
-	}, out.Stdout, out.Stderr)
-	switch {
-	case err != nil:
-		return resp, err
-	case code != 0:
-		return resp, &sandbox.ExitError{Code: code}
-	}
-	return resp, nil
+func (s *ExecSandbox) spawn(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (sandbox.Response, error) {
+	return remoteproc.Spawn(ctx, req, remoteproc.Defaults{
+		Mode: ExecMode, Env: s.set.env, Timeout: s.set.timeout, OutputLimit: s.set.outputLimit,
+	}, stdout, stderr, s.eng.Run)
 }
 
 // residentClient is the running resident for a call, nil when the call

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 	"github.com/altairalabs/promptkit-sandbox/shared/warmpool"
 )
 
@@ -85,13 +86,7 @@ func (s *RunSandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Re
 // SpawnStreaming is Spawn with the output written to stdout and stderr as
 // it arrives (see sandbox.Streamer).
 func (s *RunSandbox) SpawnStreaming(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (sandbox.Response, error) {
-	if stdout == nil {
-		stdout = io.Discard
-	}
-	if stderr == nil {
-		stderr = io.Discard
-	}
-	return s.spawn(ctx, req, stdout, stderr)
+	return s.spawn(ctx, req, shell.Streaming(stdout), stderr)
 }
 
 func (s *RunSandbox) spawn(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (sandbox.Response, error) {

@@ -5,7 +5,6 @@ import (
 
 	"errors"
 	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -160,51 +159,26 @@ func (s *Sandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Respo
 // SpawnStreaming is Spawn with the output written to stdout and stderr as
 // it arrives (see sandbox.Streamer).
 func (s *Sandbox) SpawnStreaming(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (sandbox.Response, error) {
-	if stdout == nil {
-		stdout = io.Discard
-	}
-	if stderr == nil {
-		stderr = io.Discard
-	}
-	return s.spawn(ctx, req, stdout, stderr)
+	return s.spawn(ctx, req, shell.Streaming(stdout), stderr)
 }
 
-func (s *Sandbox) spawn(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (resp sandbox.Response, err error) {
-	out := shell.NewOutputs(s.set.outputLimit, stdout, stderr)
-	defer func() {
-		out.Fill(&resp)
-		resp.Err = err
-	}()
-	if req.Command == "" {
-		return resp, sandbox.NewError(sandbox.KindStart, Mode+": empty command", nil)
-	}
-	timeout := s.set.timeout
-	if req.Timeout > 0 {
-		timeout = req.Timeout
-	}
-	call := remoteproc.Call{
-		Command: req.Command, Args: req.Args, Stdin: req.Stdin,
-		Env:     shell.MergeEnv(s.set.env, req.Env, os.LookupEnv),
-		Timeout: timeout, OutputLimit: s.set.outputLimit,
-	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+func (s *Sandbox) spawn(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (sandbox.Response, error) {
+	return remoteproc.Spawn(ctx, req, remoteproc.Defaults{
+		Mode: Mode, Env: s.set.env, Timeout: s.set.timeout, OutputLimit: s.set.outputLimit,
+	}, stdout, stderr, s.run)
+}
+
+// run runs c in the current pod; a call whose pod went away before it
+// started runs in the pod that replaced it, when a selector finds one.
+func (s *Sandbox) run(ctx context.Context, c remoteproc.Call, stdout, stderr io.Writer) (int, error) {
 	eng := s.engine()
-	code, err := eng.Run(cctx, call, out.Stdout, out.Stderr)
-	if s.set.selector != nil && errors.Is(err, errPodGone) && errors.Is(err, remoteproc.ErrNotRun) && cctx.Err() == nil {
-		// The command never started: run it in the pod that replaced
-		// the one that went away.
-		nt, rerr := s.resolve(cctx)
-		if rerr != nil {
-			return resp, rerr
-		}
-		code, err = s.retarget(eng, nt).Run(cctx, call, out.Stdout, out.Stderr)
+	code, err := eng.Run(ctx, c, stdout, stderr)
+	if s.set.selector == nil || !errors.Is(err, errPodGone) || !errors.Is(err, remoteproc.ErrNotRun) || ctx.Err() != nil {
+		return code, err
 	}
-	switch {
-	case err != nil:
-		return resp, err
-	case code != 0:
-		return resp, &sandbox.ExitError{Code: code}
+	nt, err := s.resolve(ctx)
+	if err != nil {
+		return 0, err
 	}
-	return resp, nil
+	return s.retarget(eng, nt).Run(ctx, c, stdout, stderr)
 }

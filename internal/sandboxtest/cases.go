@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -103,15 +102,16 @@ func (r *runner) missingCommand(t *testing.T) {
 	r.batch(t, probes...)
 }
 
-// env: "KEY=value" reaches the process in the target verbatim; a bare
-// "KEY" forwards the caller's value at the time of the call, and is
-// dropped when the caller has none.
+// env: "KEY=value" reaches the process in the target verbatim (spaces,
+// quotes, $, backslashes and newlines included); a bare "KEY" forwards
+// the caller's value at the time of the call, and is dropped when the
+// caller has none.
 func (r *runner) env(t *testing.T) {
 	// Names no other test uses, set with os.Setenv: t.Setenv is refused in
 	// parallel tests, and only this case reads them.
 	suffix := strings.ToUpper(randHex())
 	setKey, fwdKey, unsetKey := "PKS_CONF_SET_"+suffix, "PKS_CONF_FWD_"+suffix, "PKS_CONF_UNSET_"+suffix
-	const setValue = `a b 'c' "d" $e \f *;|`
+	const setValue = "a  b 'c' \"d\" $e \\f *;|\nline2\\n"
 	if err := os.Unsetenv(unsetKey); err != nil {
 		t.Fatal(err)
 	}
@@ -120,26 +120,13 @@ func (r *runner) env(t *testing.T) {
 		if err := os.Setenv(fwdKey, fwd); err != nil {
 			t.Fatal(err)
 		}
-		req := sh(`env`)
+		req := sh(fmt.Sprintf(`printf '%%s|%%s|%%s' "$%s" "$%s" "${%s-unset}"`, setKey, fwdKey, unsetKey))
 		req.Env = []string{setKey + "=" + setValue, fwdKey, unsetKey}
 		resp, err := r.call(t, req)
 		if err != nil {
-			t.Fatalf("env: %s", describe(resp, err))
+			t.Fatalf("want success; got %s", describe(resp, err))
 		}
-		lines := strings.Split(string(resp.Stdout), "\n")
-		for _, want := range []string{setKey + "=" + setValue, fwdKey + "=" + fwd} {
-			if !slices.Contains(lines, want) {
-				t.Errorf("the target's environment lacks %q; it is:\n%s", want, resp.Stdout)
-			}
-		}
-		for _, l := range lines {
-			if strings.HasPrefix(l, unsetKey+"=") {
-				t.Errorf("a bare key the caller does not have reached the target as %q", l)
-			}
-		}
-		if len(resp.Stderr) != 0 {
-			t.Errorf("stderr = %s, want none", show(resp.Stderr))
-		}
+		wantStreams(t, resp, err, setValue+"|"+fwd+"|unset", "")
 	}
 }
 
@@ -154,10 +141,46 @@ func (r *runner) timeout(t *testing.T) {
 	}
 }
 
-// timeoutChildren: as timeout, for a process that started children, as
-// sh -c 'sleep 300 & sleep 300' does: the children are gone too.
+// timeoutChildren: as timeout, for a process that started children
+// (as sh -c 'sleep 300 & sleep 300' does), a grandchild in a subshell,
+// a child that ignores SIGTERM and an orphan whose parent has exited:
+// they are all gone too.
 func (r *runner) timeoutChildren(t *testing.T) {
-	r.timeoutOnce(t, `sleep "$m" & sleep "$m"`, 2)
+	r.timeoutOnce(t, `sleep "$m" & (sleep "$m" & wait) & sh -c 'trap "" TERM; sleep "$1"' sh "$m" & (sleep "$m" &); wait`, 4)
+}
+
+// timeoutSession: as timeout, for a child that started a session (and
+// process group) of its own while its parent still runs: a kill of the
+// call's process group alone misses it.
+func (r *runner) timeoutSession(t *testing.T) {
+	r.timeoutOnce(t, `setsid sleep "$m" & sleep "$m"`, 2)
+}
+
+// exitLeftovers: when the command exits, what it left running is killed
+// at once: the call returns its exit status without waiting for a
+// background child that still holds stdout open, and the child is gone.
+// The command lingers a little after starting the child, so that the
+// suite sees the child run; longer on a second or third attempt if it
+// did not.
+func (r *runner) exitLeftovers(t *testing.T) {
+	linger := time.Second
+	for attempt := 1; ; attempt++ {
+		w := r.runWatched(t, fmt.Sprintf(`sleep "$m" & sleep %d; printf done; exit 4`, int(linger.Seconds())), 1, r.cell.CallTimeout, false)
+		t.Logf("returned after %v", w.took.Round(time.Millisecond))
+		if len(w.seen) == 0 && attempt < timeoutAttempts {
+			r.assertGone(t, w, 0)
+			linger *= 3
+			t.Logf("the child did not show while the command ran; again, the command lingering %v", linger)
+			continue
+		}
+		wantExit(t, w.resp, w.err, 4)
+		if late := w.took - w.seenAt; late > linger+r.cell.Slack {
+			t.Errorf("returned %v after the child showed: it waited for the leftover", late.Round(time.Millisecond))
+		}
+		wantStreams(t, w.resp, w.err, "started-outdone", "started-err")
+		r.assertGone(t, w, 1)
+		return
+	}
 }
 
 // timeoutAttempts is how many times the timeout cases try, each with
@@ -354,7 +377,9 @@ func (r *runner) close(t *testing.T) {
 	t.Cleanup(func() { _ = cl.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), r.cell.CallTimeout)
 	defer cancel()
-	if resp, err := sb.Spawn(ctx, sh(`printf ok`)); err != nil || string(resp.Stdout) != "ok" {
+	before := sh(`printf ok`)
+	before.Timeout = r.cell.CallTimeout
+	if resp, err := sb.Spawn(ctx, before); err != nil || string(resp.Stdout) != "ok" {
 		t.Fatalf("a call before Close: %s", describe(resp, err))
 	}
 	for i := range 2 {
@@ -381,7 +406,9 @@ func (r *runner) close(t *testing.T) {
 				done <- result{panic: p}
 			}
 		}()
-		resp, err := sb.Spawn(ctx, sh(`printf ran`))
+		after := sh(`printf ran`)
+		after.Timeout = r.cell.CallTimeout
+		resp, err := sb.Spawn(ctx, after)
 		done <- result{resp: resp, err: err}
 	}()
 	select {

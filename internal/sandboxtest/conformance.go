@@ -22,6 +22,8 @@ const (
 	CaseEnv            = "env"
 	CaseTimeout        = "timeout"
 	CaseTimeoutTree    = "timeout_children"
+	CaseTimeoutSession = "timeout_new_session"
+	CaseExitLeftovers  = "leftovers_after_exit"
 	CaseCancel         = "cancel"
 	CaseConcurrent     = "concurrent"
 	CaseOutputCap      = "output_cap"
@@ -190,6 +192,8 @@ var cases = []caseDef{
 	{CaseEnv, (*runner).env, inTurn},
 	{CaseTimeout, (*runner).timeout, beside},
 	{CaseTimeoutTree, (*runner).timeoutChildren, beside},
+	{CaseTimeoutSession, (*runner).timeoutSession, beside},
+	{CaseExitLeftovers, (*runner).exitLeftovers, beside},
 	{CaseCancel, (*runner).cancel, beside},
 	{CaseOutputCap, (*runner).outputCap, inTurn},
 	{CaseTypedErrors, (*runner).typedErrors, inTurn},

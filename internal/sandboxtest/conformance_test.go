@@ -65,7 +65,7 @@ var broken = map[string]struct {
 			return resp, err
 		})
 	}},
-	"env dropped": {sandboxtest.CaseEnv, "the target's environment lacks", func(sb sandbox.Sandbox) sandbox.Sandbox {
+	"env dropped": {sandboxtest.CaseEnv, `stdout = "|forwarded-one|unset"`, func(sb sandbox.Sandbox) sandbox.Sandbox {
 		return spawnFunc(func(ctx context.Context, req sandbox.Request) (sandbox.Response, error) {
 			req.Env = nil
 			return sb.Spawn(ctx, req)

@@ -106,13 +106,15 @@ func (r *runner) runWatched(t *testing.T, body string, need int, timeout time.Du
 // assertGone checks that at least need of the watched call's processes
 // ran (else the test proves nothing) and that they are gone, as is
 // anything else of them that Options.Remains names. Killing is
-// asynchronous: they may take a moment (goneWithin) after Spawn returned.
+// asynchronous: they may take a moment after Spawn returned (the cell's
+// Slack, or goneWithin if that is longer).
 func (r *runner) assertGone(t *testing.T, w watched, need int) {
 	t.Helper()
 	if len(w.seen) < need {
 		t.Errorf("saw %d of the call's processes run, want %d: the check proves nothing", len(w.seen), need)
 	}
-	deadline := w.returned.Add(goneWithin)
+	within := max(goneWithin, r.cell.Slack)
+	deadline := w.returned.Add(within)
 	for {
 		procs, err := r.cell.Procs(w.marker)
 		if err != nil {
@@ -138,7 +140,7 @@ func (r *runner) assertGone(t *testing.T, w watched, need int) {
 			for _, p := range procs {
 				left = append(left, p.String())
 			}
-			t.Errorf("%v after Spawn returned, the call left behind:\n%s", goneWithin,
+			t.Errorf("%v after Spawn returned, the call left behind:\n%s", within,
 				strings.Join(append(left, remains...), "\n"))
 			return
 		}

@@ -31,6 +31,11 @@ func TestConformance(t *testing.T) {
 			}
 			return open(t, h, config.Sandbox{Name: "conformance", Mode: "conf_direct", Config: cfg})
 		},
-		Options: sandboxtest.Options{KillTimeout: 500 * time.Millisecond, Slack: 3 * time.Second},
+		Options: sandboxtest.Options{
+			KillTimeout: 500 * time.Millisecond,
+			Slack:       3 * time.Second,
+			Exempt: map[string]string{sandboxtest.CaseTimeoutSession: "a descendant that leaves the process group (setsid) " +
+				"is out of reach of direct's process-group kill, as package shell documents"},
+		},
 	})
 }

@@ -1,0 +1,119 @@
+package kubebox_test
+
+import (
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/promptkit-sandbox-kubectl/kubebox"
+	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/internal/kubetest"
+	"github.com/altairalabs/promptkit-sandbox/internal/plugintest"
+	"github.com/altairalabs/promptkit-sandbox/internal/sandboxtest"
+	"github.com/altairalabs/promptkit-sandbox/plugin/host"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// The loopback cluster's namespace, and the pod and container the calls
+// run in.
+const (
+	conformanceNS        = "promptkit"
+	conformancePod       = "hooks-0"
+	conformanceContainer = "hooks"
+)
+
+// conformanceOpener opens a kubectl_exec sandbox: through the Factory,
+// or through the plugin binary.
+type conformanceOpener func(t *testing.T, cfg map[string]any) sandbox.Sandbox
+
+func conformanceInProcess(t *testing.T, cfg map[string]any) sandbox.Sandbox {
+	t.Helper()
+	sb, err := kubebox.Factory("conformance", cfg)
+	if err != nil {
+		t.Fatalf("Factory: %v", err)
+	}
+	return sb
+}
+
+// conformancePlugin builds the plugin binary into a directory of its own
+// and returns an opener that has a plugin host, which discovers and
+// starts that binary, open the sandboxes. The host stops the plugin when
+// t ends.
+func conformancePlugin(t *testing.T) conformanceOpener {
+	t.Helper()
+	dir := t.TempDir()
+	plugintest.GoBuild(t, filepath.Join(dir, "promptkit-sandbox-kubectl_v1.0.0"), "..", "-X main.version=1.0.0")
+	h, err := host.New(host.Options{Dirs: []string{dir}, Logger: hclog.New(&hclog.LoggerOptions{
+		Name: "host", Level: hclog.Debug, Output: sandboxtest.LogTail(t, "the plugin host's log", 256<<10),
+	})})
+	if err != nil {
+		t.Fatalf("plugin host: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := h.Close(); err != nil {
+			t.Errorf("closing the plugin host: %v", err)
+		}
+	})
+	return func(t *testing.T, cfg map[string]any) sandbox.Sandbox {
+		t.Helper()
+		sb, err := h.Open(config.Sandbox{Name: "conformance", Mode: kubebox.Mode, Version: "1.0.0", Config: cfg})
+		if err != nil {
+			t.Fatalf("open %s through the plugin: %v", kubebox.Mode, err)
+		}
+		return sb
+	}
+}
+
+// conformanceCell is a kubectl_exec cell: its own loopback API server,
+// whose one pod's container is a busybox container on the local engine
+// (with an init, as a pod's containers have a reaper in their runtime),
+// started when the cell first opens a sandbox.
+func conformanceCell(name, image string, open conformanceOpener, cfg map[string]any) sandboxtest.Cell {
+	var once sync.Once
+	var kubeconfig string
+	return sandboxtest.Cell{
+		Name: name,
+		Open: func(t *testing.T, extra map[string]any) sandbox.Sandbox {
+			if cfg["transport"] == kubebox.TransportCLI {
+				conformanceNeedKubectl(t)
+			}
+			once.Do(func() {
+				srv := kubetest.Start(t)
+				container := dockertest.Docker(t, "run", "-d", "--init", "--network", "none",
+					"--label", dockertest.UniqueLabel(t), image, "sleep", "3600")
+				srv.AddPod(conformanceNS, conformancePod, map[string]string{"app": "hooks"},
+					map[string]string{conformanceContainer: container})
+				kubeconfig = srv.Kubeconfig(t, t.TempDir(), conformanceNS)
+			})
+			if kubeconfig == "" {
+				t.Fatal("the cell's cluster did not start")
+			}
+			full := map[string]any{"kubeconfig": kubeconfig, "pod": conformancePod, "container": conformanceContainer}
+			maps.Copy(full, cfg)
+			maps.Copy(full, extra)
+			return open(t, full)
+		},
+		// Killing a call's processes takes a second exec (through kubectl
+		// for the cli transport), which takes seconds on a busy machine.
+		Options: sandboxtest.Options{KillTimeout: 3 * time.Second, Slack: 20 * time.Second},
+	}
+}
+
+// conformanceNeedKubectl skips a test of the cli transport where there is
+// no kubectl, unless CI is set: there the kubectl tests must run.
+func conformanceNeedKubectl(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("kubectl not found on PATH, and CI is set: the kubectl tests must run: %v", err)
+		}
+		t.Skipf("skipping: kubectl not found on PATH (make test installs one): %v", err)
+	}
+}

@@ -6,9 +6,13 @@
 #   make demo   run every example hook on its sample payloads (direct sandbox,
 #               then the Docker example: docker_run and docker_exec)
 #   make test   install what is missing, then every test with -race
+#   make unit   the edit-compile-test loop: go test -short, under a minute;
+#               no Docker, no kubectl, no apt-get, no plugin builds (the
+#               tests that need them skip and say so; make test runs them)
 #
-# Both work on a fresh Debian machine with Go: missing Debian packages are
-# installed with apt-get when running as root, Go tools with go install.
+# run, demo and test work on a fresh Debian machine with Go: missing Debian
+# packages are installed with apt-get when running as root, Go tools with
+# go install.
 
 SHELL      := /bin/bash
 GO         ?= go
@@ -36,7 +40,7 @@ TOOLS               := $(CURDIR)/bin/tools
 PROTOC_GEN_GO       := v1.36.12
 PROTOC_GEN_GO_GRPC  := v1.5.1
 
-.PHONY: all build run demo demo-docker example-image test deps docker images tools generate bench lint fuzz clean
+.PHONY: all build run demo demo-docker example-image test unit deps docker images tools generate bench lint fuzz clean
 
 all: build
 
@@ -71,6 +75,13 @@ example-image: docker
 
 test: deps docker tools lint images
 	$(GO) test -race -timeout 30m -count 1 ./...
+
+# unit installs nothing and starts nothing: tests that need Docker, the
+# kubectl binary or a plugin build skip under -short, and slow repetitions
+# run a few rounds. It still needs what the host tests run (python3, rg,
+# git, bash; make deps installs them).
+unit:
+	$(GO) test -short -timeout 5m -count 1 ./...
 
 # tools installs the pinned protoc plugins into bin/tools.
 tools: $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc

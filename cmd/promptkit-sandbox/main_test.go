@@ -243,6 +243,9 @@ func TestSpawnThroughConfiguredSandbox(t *testing.T) {
 // TestBinaryExitCodes runs the real binary, so exit statuses and stdin
 // plumbing are what a shell would see.
 func TestBinaryExitCodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping in -short mode: builds the CLI binary (make test runs it)")
+	}
 	bin := filepath.Join(t.TempDir(), "promptkit-sandbox")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	if out, err := build.CombinedOutput(); err != nil {

@@ -26,8 +26,12 @@ func TestMain(m *testing.M) {
 }
 
 // testPluginBinary builds the host's test plugin once per test binary.
+// Under -short it skips the test instead.
 func testPluginBinary(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping in -short mode: builds the test plugin binary (make test runs it)")
+	}
 	testPluginOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "promptkit-cli-plugin-")
 		if err != nil {

@@ -7,8 +7,8 @@
 // test, a second test binary or `make images` reuses what was built.
 //
 // Tests that need the engine call Require (or Image, which calls it); they
-// skip when there is no engine, except under CI, where they fail. A typical
-// test:
+// skip when there is no engine, except under CI, where they fail, and they
+// always skip under go test -short (make unit). A typical test:
 //
 //	image := dockertest.Image(t, dockertest.Hooks)
 //	label := dockertest.UniqueLabel(t) // its containers go when the test ends

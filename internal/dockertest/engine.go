@@ -103,12 +103,22 @@ func need(t testing.TB, problem string) {
 	}
 }
 
+// shortSkip is why a Docker test skips under go test -short.
+const shortSkip = "skipping in -short mode: needs a Docker engine (make test runs it)"
+
 // Require makes a test need a Docker engine: when the docker CLI is absent
 // or no engine answers, it skips with a message saying so and how to get
 // one (scripts/ensure-docker.sh) — unless the env var CI is set, where it
 // fails (CI must run Docker tests, not skip them).
+//
+// Under go test -short (make unit) it skips without asking for an engine,
+// CI or not: -short asks for the tests that need nothing but Go and a few
+// Debian tools, and make test runs the rest.
 func Require(t testing.TB) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip(shortSkip)
+	}
 	need(t, probe().problem())
 }
 

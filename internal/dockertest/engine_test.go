@@ -2,6 +2,7 @@ package dockertest
 
 import (
 	"errors"
+	"flag"
 	"strings"
 	"testing"
 )
@@ -92,5 +93,28 @@ func TestRequireHere(t *testing.T) {
 	}
 	if p := busyboxProblem(); p != "" {
 		t.Errorf("busybox: %s", p)
+	}
+}
+
+// TestRequireSkipsInShortMode: under -short, Require skips with a message
+// saying why, even where an engine answers and even under CI.
+func TestRequireSkipsInShortMode(t *testing.T) {
+	t.Setenv("CI", "true")
+	short := flag.Lookup("test.short").Value
+	was := short.String()
+	if err := short.Set("true"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = short.Set(was) })
+
+	rec := &recorder{}
+	var skipped bool
+	t.Run("require", func(t *testing.T) {
+		rec.TB = t
+		defer func() { skipped = t.Skipped() }()
+		Require(rec)
+	})
+	if !skipped || len(rec.failed) != 0 || !strings.Contains(rec.skipped, "-short") || !strings.Contains(rec.skipped, "Docker") {
+		t.Errorf("Require under -short: skipped %v (%q), failures %q; want a skip that names -short and Docker", skipped, rec.skipped, rec.failed)
 	}
 }

@@ -3,6 +3,7 @@ package dockertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"sync"
@@ -39,11 +40,20 @@ func runIn(t *testing.T, image string, stdin []byte, runArgs []string, command .
 }
 
 // recorder is a testing.TB that records failures instead of failing, for
-// testing the helpers' own failures.
+// testing the helpers' own failures. It records skips and then skips.
 type recorder struct {
 	testing.TB
-	mu     sync.Mutex
-	failed []string
+	mu      sync.Mutex
+	failed  []string
+	skipped string
+}
+
+func (r *recorder) Skip(args ...any) {
+	r.TB.Helper()
+	r.mu.Lock()
+	r.skipped = fmt.Sprint(args...)
+	r.mu.Unlock()
+	r.TB.Skip(args...)
 }
 
 func (r *recorder) Helper() {}

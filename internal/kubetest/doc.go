@@ -10,4 +10,7 @@
 // Kubernetes stream packages (k8s.io/streaming); each command runs in the
 // pod's container with docker exec, and its exit code comes back on the
 // error channel as the kubelet sends it.
+//
+// Start skips the test under go test -short (make unit), which runs
+// without Docker.
 package kubetest

@@ -40,9 +40,17 @@ type Server struct {
 	execProtocols map[string]int
 }
 
-// Start serves on 127.0.0.1 until the test ends.
+// shortSkip is why Start skips under go test -short.
+const shortSkip = "skipping in -short mode: the loopback Kubernetes API runs its pods as Docker containers (make test runs it)"
+
+// Start serves on 127.0.0.1 until the test ends. Under go test -short
+// (make unit) it skips the test instead: what runs in its pods runs on
+// the Docker engine.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	if testing.Short() {
+		t.Skip(shortSkip)
+	}
 	ca, err := newAuthority()
 	if err != nil {
 		t.Fatalf("kubetest: %v", err)

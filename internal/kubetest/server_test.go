@@ -10,9 +10,13 @@ import (
 )
 
 // kubectlPath finds the real kubectl. Without one the test is skipped,
-// unless CI is set: there the kubectl tests must run.
+// unless CI is set: there the kubectl tests must run. Under -short it is
+// always skipped.
 func kubectlPath(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping in -short mode: needs the kubectl binary (make test runs it)")
+	}
 	path, err := exec.LookPath("kubectl")
 	if err != nil {
 		if os.Getenv("CI") != "" {
@@ -35,6 +39,7 @@ func kubectl(t *testing.T, kubeconfig string, args ...string) (string, string, e
 }
 
 func TestKubectlGetAndListPods(t *testing.T) {
+	kubectlPath(t) // skips first, with the reason that applies here
 	s := Start(t)
 	s.AddPod("promptkit", "agent-1", map[string]string{"app": "agent"}, map[string]string{"agent": "c1", "hooks": "c2"})
 	s.AddPod("promptkit", "agent-2", map[string]string{"app": "agent"}, map[string]string{"hooks": "c3"})

@@ -16,7 +16,7 @@ import (
 
 // BuildCLIAndPlugin builds the host CLI (cliPkg) into dir and the plugin
 // in the current directory, named promptkit-sandbox-NAME_vVERSION, into
-// dir/plugins.
+// dir/plugins. Under go test -short it skips the test, as GoBuild does.
 func BuildCLIAndPlugin(t testing.TB, dir, cliPkg, name, version string) (cli, pluginDir string) {
 	t.Helper()
 	pluginDir = filepath.Join(dir, "plugins")
@@ -29,9 +29,15 @@ func BuildCLIAndPlugin(t testing.TB, dir, cliPkg, name, version string) (cli, pl
 	return cli, pluginDir
 }
 
-// GoBuild builds pkg statically into out.
+// GoBuild builds pkg statically into out. Under go test -short (make
+// unit) it skips the test instead: linking a plugin or a command takes
+// seconds of CPU each, and the end-to-end tests that need one run under
+// make test.
 func GoBuild(t testing.TB, out, pkg, ldflags string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("skipping in -short mode: builds %s with go build (make test runs it)", pkg)
+	}
 	cmd := exec.Command("go", "build", "-o", out, "-ldflags", ldflags, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {

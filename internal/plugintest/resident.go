@@ -1,6 +1,7 @@
 package plugintest
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,7 +16,16 @@ import (
 // from a static build of the plugin in pluginPkg: the test binary itself
 // (built with the race detector, so with cgo) cannot run in a container
 // from scratch. It returns TestMain's exit code.
+//
+// Under go test -short (make unit) it builds nothing: every test that
+// starts a resident needs a container, and those skip under -short.
 func RunWithResident(m *testing.M, pluginPkg string) int {
+	if !flag.Parsed() {
+		flag.Parse() // testing.Short needs the flags; m.Run parses them anyway
+	}
+	if testing.Short() {
+		return m.Run()
+	}
 	dir, err := os.MkdirTemp("", "pks-resident-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -28,7 +29,16 @@ var (
 	junkPlugin string // prints to stdout before its handshake
 )
 
+// shortSkip is why the tests that run a plugin skip under -short.
+const shortSkip = "skipping in -short mode: needs the test plugin binaries built (make test runs it)"
+
 func TestMain(m *testing.M) {
+	flag.Parse() // for testing.Short; m.Run parses no further
+	// Under -short, three static links of the test plugin would be most
+	// of this package's time; install skips the tests that need them.
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
 	code, err := run(m)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -64,8 +74,12 @@ func run(m *testing.M) (int, error) {
 }
 
 // install copies a test plugin build into dir under a plugin file name.
+// Under -short, where TestMain builds none, it skips the test.
 func install(t testing.TB, build, dir, fileName string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip(shortSkip)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

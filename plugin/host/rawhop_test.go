@@ -17,6 +17,9 @@ import (
 // process, reached over a bare unix socket.
 func startRawHop(b *testing.B) *rawhop.Client {
 	b.Helper()
+	if testing.Short() {
+		b.Skip(shortSkip)
+	}
 	path := filepath.Join(b.TempDir(), "hop.sock")
 	// The test plugin takes its name from its file name.
 	exe := filepath.Join(buildDir, "promptkit-sandbox-rawhop")

@@ -12,10 +12,15 @@ import (
 // TestConcurrentSessions runs sessions side by side over both HTTP
 // transports, each writing, reading, editing, searching and running its
 // own files, and checks every result; -race watches the shared state
-// (ledgers, the file lock, the shell manager).
+// (ledgers, the file lock, the shell manager). Under -short each session
+// runs 2 rounds instead of 5.
 func TestConcurrentSessions(t *testing.T) {
 	d := startDaemon(t, Config{})
-	const sessions, rounds = 8, 5
+	const sessions = 8
+	rounds := 5
+	if testing.Short() {
+		rounds = 2
+	}
 	var wg sync.WaitGroup
 	errs := make(chan string, sessions*rounds)
 	for i := range sessions {

@@ -66,7 +66,8 @@ func TestInRootSymlinksWork(t *testing.T) {
 }
 
 // TestSymlinkSwappedDuringCalls swaps a directory for a symlink to the
-// outside, over and over, while Read and Write go through it over MCP.
+// outside, over and over, while Read and Write go through it over MCP:
+// for 2 s, or 500 ms under -short (the swapping keeps a CPU busy).
 func TestSymlinkSwappedDuringCalls(t *testing.T) {
 	f := escapetest.New(t)
 	outside := filepath.Dir(f.Secret)
@@ -94,7 +95,11 @@ func TestSymlinkSwappedDuringCalls(t *testing.T) {
 			os.Rename(asDir, swap)
 		}
 	}()
-	deadline := time.Now().Add(2 * time.Second)
+	swapping := 2 * time.Second
+	if testing.Short() {
+		swapping = 500 * time.Millisecond
+	}
+	deadline := time.Now().Add(swapping)
 	calls := 0
 	for time.Now().Before(deadline) {
 		r := call(t, reader, "Read", map[string]any{"file_path": "swap/target.txt"})

@@ -58,6 +58,16 @@ func testEnv(t *testing.T, withStaticcheck bool) []string {
 	}
 }
 
+// skipInShort skips the test under -short (make unit), saying why: the
+// tests that compile and run a fixture's tests, or run staticcheck, take
+// seconds of CPU each; make test runs them.
+func skipInShort(t *testing.T, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("skipping in -short mode: %s (make test runs it)", why)
+	}
+}
+
 // staticcheckInstalled says whether testEnv(t, true) finds staticcheck.
 func staticcheckInstalled(t *testing.T) bool {
 	_, err := lookPath("staticcheck", testEnv(t, true))

@@ -119,6 +119,7 @@ func TestLintVetWithoutStaticcheck(t *testing.T) {
 }
 
 func TestLintStaticcheck(t *testing.T) {
+	skipInShort(t, "runs staticcheck, which loads the standard library from source")
 	if !staticcheckInstalled(t) {
 		t.Log("staticcheck is not installed (make lint installs it); only go vet is checked")
 	}
@@ -177,6 +178,7 @@ func TestPanics(t *testing.T) {
 `
 
 func TestRunTests(t *testing.T) {
+	skipInShort(t, "compiles and runs a fixture's tests with go test")
 	ws := fixture(t, map[string]string{"go.mod": goMod, "add.go": cleanLib, "add_test.go": testsFixture})
 	v := verifier(t, ws, false)
 	r, err := v.Test(testCtx(t), Request{})
@@ -217,6 +219,7 @@ func TestRunTests(t *testing.T) {
 // the summary and its errors are compile findings; the other packages
 // still run.
 func TestRunTestsBuildFailure(t *testing.T) {
+	skipInShort(t, "compiles and runs a fixture's tests with go test")
 	ws := fixture(t, map[string]string{
 		"go.mod":      goMod,
 		"add.go":      cleanLib,
@@ -239,6 +242,7 @@ func TestRunTestsBuildFailure(t *testing.T) {
 // it, checks only its subtree, and places findings in the workspace; a
 // module below the workspace root is found from there too.
 func TestPathAndPackages(t *testing.T) {
+	skipInShort(t, "compiles and runs a fixture's tests with go test, three times")
 	ws := fixture(t, map[string]string{
 		"svc/go.mod":           goMod,
 		"svc/add.go":           cleanLib,
@@ -306,6 +310,7 @@ func TestArgumentsRefused(t *testing.T) {
 // TestTimeoutKillsTheRun: the call's timeout ends go test and the test
 // binary it started, and the report names the test that was running.
 func TestTimeoutKillsTheRun(t *testing.T) {
+	skipInShort(t, "waits out an 8s go test timeout")
 	ws := fixture(t, map[string]string{
 		"go.mod": goMod,
 		"add.go": cleanLib,

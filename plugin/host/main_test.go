@@ -1,6 +1,7 @@
 package host
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,7 +38,10 @@ func TestMain(m *testing.M) {
 	flag.Parse() // for testing.Short; m.Run parses no further
 	// Under -short, three static links of the test plugin would be most
 	// of this package's time; install skips the tests that need them.
-	if testing.Short() {
+	// The host child of TestHostKilledTakesPluginDown runs the plugin its
+	// parent installed: building three more would only delay it past the
+	// parent's patience.
+	if testing.Short() || os.Getenv("HOST_KILL_CHILD") == "1" {
 		os.Exit(m.Run())
 	}
 	code, err := run(m)
@@ -62,13 +67,25 @@ func run(m *testing.M) (int, error) {
 		{&liarPlugin, "-X main.reportVersion=9.9.9"},
 		{&junkPlugin, "-X main.junk=hello-from-a-confused-plugin"},
 	}
+	// The three differ only in their link, which is single-threaded:
+	// link them side by side.
+	errs := make([]error, len(builds))
+	var wg sync.WaitGroup
 	for i, b := range builds {
 		*b.out = filepath.Join(dir, fmt.Sprintf("testplugin-%d", i))
-		cmd := exec.Command("go", "build", "-o", *b.out, "-ldflags", b.ldflags, "../internal/testplugin")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return 0, fmt.Errorf("build test plugin: %v\n%s", err, out)
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command("go", "build", "-o", *b.out, "-ldflags", b.ldflags, "../internal/testplugin")
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("build test plugin (ldflags %q): %v\n%s", b.ldflags, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
 	}
 	return m.Run(), nil
 }

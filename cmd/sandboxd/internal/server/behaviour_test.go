@@ -87,6 +87,7 @@ func TestWriteAndEditBehaviour(t *testing.T) {
 }
 
 func TestGlobAndGrepBehaviour(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, Config{})
 	cs := d.connect(t, streamable)
 	files := map[string]string{

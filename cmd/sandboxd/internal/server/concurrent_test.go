@@ -15,6 +15,7 @@ import (
 // (ledgers, the file lock, the shell manager). Under -short each session
 // runs 2 rounds instead of 5.
 func TestConcurrentSessions(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, Config{})
 	const sessions = 8
 	rounds := 5

@@ -69,6 +69,7 @@ func TestInRootSymlinksWork(t *testing.T) {
 // outside, over and over, while Read and Write go through it over MCP:
 // for 2 s, or 500 ms under -short (the swapping keeps a CPU busy).
 func TestSymlinkSwappedDuringCalls(t *testing.T) {
+	t.Parallel()
 	f := escapetest.New(t)
 	outside := filepath.Dir(f.Secret)
 	os.WriteFile(filepath.Join(outside, "target.txt"), []byte("SECRET-OUTSIDE\n"), 0o600)

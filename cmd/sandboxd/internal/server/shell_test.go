@@ -18,6 +18,7 @@ func pidIn(t *testing.T, file string) int {
 }
 
 func TestDenylistBothWays(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, Config{})
 	cs := d.connect(t, streamable)
 	for _, cmd := range []string{"sudo id", "`sudo` id", "/usr/bin/sudo id", "FOO=1 sudo id", "echo ok && su -", "mount /dev/sda1 /mnt", "shutdown -h now", "mkfs.ext4 /dev/sdb"} {
@@ -38,6 +39,7 @@ func TestDenylistBothWays(t *testing.T) {
 }
 
 func TestBashResultAndTimeout(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, Config{})
 	cs := d.connect(t, streamable)
 	if got, want := ok(t, cs, "Bash", map[string]any{"command": "echo out; echo err >&2; exit 3"}), "out\n--- stderr ---\nerr\nExit code: 3"; strings.TrimSpace(got) != want {
@@ -63,6 +65,7 @@ func TestBashResultAndTimeout(t *testing.T) {
 // TestBackgroundedChildReturnsPromptly: `sleep 60 & echo hi` returns hi at
 // once and the sleep dies with the call.
 func TestBackgroundedChildReturnsPromptly(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, Config{})
 	cs := d.connect(t, streamable)
 	start := time.Now()
@@ -79,6 +82,7 @@ func TestBackgroundedChildReturnsPromptly(t *testing.T) {
 var statusLine = regexp.MustCompile(`Status: (\S+)`)
 
 func TestBackgroundShells(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, Config{Secrets: map[string]string{"MY_SECRET": registered}})
 	cs := d.connect(t, streamable)
 	started := ok(t, cs, "Bash", map[string]any{"command": "mkfifo go1 go2; echo one; echo e1 >&2; cat go1 >/dev/null; echo two; echo noise; cat go2 >/dev/null; exit 4", "run_in_background": true})
@@ -139,6 +143,7 @@ func TestBackgroundShells(t *testing.T) {
 // TestCloseKillsBackgroundShells: shutting the server down leaves no
 // shell behind.
 func TestCloseKillsBackgroundShells(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, Config{})
 	cs := d.connect(t, streamable)
 	ok(t, cs, "Bash", map[string]any{"command": "sleep 300 & echo $! > bg.pid; wait", "run_in_background": true})

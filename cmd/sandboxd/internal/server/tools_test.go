@@ -14,6 +14,7 @@ import (
 // TestToolsOverEachTransport runs the file, search and shell tools over
 // Streamable HTTP and over SSE.
 func TestToolsOverEachTransport(t *testing.T) {
+	t.Parallel()
 	for _, tr := range []transport{streamable, sse} {
 		t.Run(string(tr), func(t *testing.T) {
 			d := startDaemon(t, Config{})

@@ -13,6 +13,7 @@ import (
 // go toolchain), with the position relative to the workspace, and the
 // result is scrubbed like any other.
 func TestRunTypecheckOverMCP(t *testing.T) {
+	t.Parallel()
 	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
 	if err != nil {
 		t.Fatalf("go env GOCACHE: %v", err)

@@ -145,15 +145,20 @@ func TestTruncatedJSON(t *testing.T) {
 }
 
 // TestParsersNeverPanic feeds every parser each captured output cut at
-// every byte, then random bytes, on both streams, and checks that what
-// comes out stays within bounds.
+// every byte, then random bytes (200 inputs, 20 under -short), on both
+// streams, and checks that what comes out stays within bounds.
 func TestParsersNeverPanic(t *testing.T) {
+	t.Parallel()
+	random := 200
+	if testing.Short() {
+		random = 20
+	}
 	parsers := map[string]func() Parser{
 		"go test": newGoTestParser(true), "vet": newVetParser, "staticcheck": newStaticcheckParser,
 	}
 	inputs := []string{capturedGoTest, capturedVet, capturedVetStderr, capturedStaticcheck}
 	rng := rand.New(rand.NewSource(1))
-	for range 200 {
+	for range random {
 		b := make([]byte, rng.Intn(400))
 		rng.Read(b)
 		inputs = append(inputs, string(b))

@@ -21,6 +21,7 @@ func Add(a, b int) int { return a + b }
 `
 
 func TestTypecheckClean(t *testing.T) {
+	t.Parallel()
 	ws := fixture(t, map[string]string{
 		"go.mod":          goMod,
 		"add.go":          cleanLib,
@@ -42,6 +43,7 @@ func TestTypecheckClean(t *testing.T) {
 // TestTypecheckTypeErrors: errors in a package and in a test file (which
 // go build would not compile) are all found, at their positions.
 func TestTypecheckTypeErrors(t *testing.T) {
+	t.Parallel()
 	ws := fixture(t, map[string]string{
 		"go.mod": goMod,
 		"add.go": cleanLib,
@@ -103,6 +105,7 @@ func Greet(n int) string {
 `
 
 func TestLintVetWithoutStaticcheck(t *testing.T) {
+	t.Parallel()
 	ws := fixture(t, map[string]string{"go.mod": goMod, "greet.go": vetFixture})
 	r, err := verifier(t, ws, false).Lint(testCtx(t), Request{})
 	if err != nil {
@@ -119,6 +122,7 @@ func TestLintVetWithoutStaticcheck(t *testing.T) {
 }
 
 func TestLintStaticcheck(t *testing.T) {
+	t.Parallel()
 	skipInShort(t, "runs staticcheck, which loads the standard library from source")
 	if !staticcheckInstalled(t) {
 		t.Log("staticcheck is not installed (make lint installs it); only go vet is checked")
@@ -178,6 +182,7 @@ func TestPanics(t *testing.T) {
 `
 
 func TestRunTests(t *testing.T) {
+	t.Parallel()
 	skipInShort(t, "compiles and runs a fixture's tests with go test")
 	ws := fixture(t, map[string]string{"go.mod": goMod, "add.go": cleanLib, "add_test.go": testsFixture})
 	v := verifier(t, ws, false)
@@ -219,6 +224,7 @@ func TestRunTests(t *testing.T) {
 // the summary and its errors are compile findings; the other packages
 // still run.
 func TestRunTestsBuildFailure(t *testing.T) {
+	t.Parallel()
 	skipInShort(t, "compiles and runs a fixture's tests with go test")
 	ws := fixture(t, map[string]string{
 		"go.mod":      goMod,
@@ -242,6 +248,7 @@ func TestRunTestsBuildFailure(t *testing.T) {
 // it, checks only its subtree, and places findings in the workspace; a
 // module below the workspace root is found from there too.
 func TestPathAndPackages(t *testing.T) {
+	t.Parallel()
 	skipInShort(t, "compiles and runs a fixture's tests with go test, three times")
 	ws := fixture(t, map[string]string{
 		"svc/go.mod":           goMod,
@@ -274,6 +281,7 @@ func TestPathAndPackages(t *testing.T) {
 }
 
 func TestArgumentsRefused(t *testing.T) {
+	t.Parallel()
 	ws := fixture(t, map[string]string{"go.mod": goMod, "add.go": cleanLib, "dir/x.txt": "x", "file.txt": "x"})
 	v := verifier(t, ws, false)
 	ctx := testCtx(t)
@@ -368,6 +376,7 @@ func TestMissingToolExplains(t *testing.T) {
 // TestBrokenGoModIsAFinding: the go command's own errors, with a
 // position, are findings too.
 func TestBrokenGoModIsAFinding(t *testing.T) {
+	t.Parallel()
 	ws := fixture(t, map[string]string{"go.mod": goMod + "\nbogus directive\n", "add.go": cleanLib})
 	r, err := verifier(t, ws, false).Typecheck(testCtx(t), Request{})
 	if err != nil {

@@ -37,6 +37,9 @@ func (r *runner) stdio(t *testing.T) {
 			check: ok("out:first line", "rest\x00of it")},
 		probe{name: "no stdin", req: sh(`cat; printf done`), check: ok("done", "")},
 		probe{name: "stdin never read", req: withStdin(sh(`printf ignored`), in), check: ok("ignored", "")},
+		// Past gRPC's 4 MiB message limit, so a plugin hop must stream it.
+		probe{name: "8 MiB of stdin", req: withStdin(sh(`wc -c | tr -d ' '`), bytes.Repeat([]byte("x"), 8<<20+1)),
+			check: ok("8388609\n", "")},
 	)
 }
 

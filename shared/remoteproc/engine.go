@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/resident"
@@ -40,6 +41,7 @@ type Engine struct {
 	reaper warmpool.Reaper
 
 	closeOnce sync.Once
+	closed    atomic.Bool
 }
 
 // poolKey is the one key of the warm pool: the wrapper takes its command
@@ -74,6 +76,7 @@ func (e *Engine) Warm() (ready, size int) {
 // Close ends the warm sessions (their wrappers exit without running
 // anything) and waits for them. Calling it again does nothing.
 func (e *Engine) Close() {
+	e.closed.Store(true)
 	e.closeOnce.Do(func() {
 		if e.pool != nil {
 			e.pool.Close()
@@ -138,6 +141,9 @@ var ErrNotFound = errors.New("no such command")
 // never ran.
 func (e *Engine) Run(ctx context.Context, c Call, stdout, stderr io.Writer) (int, error) {
 	what := fmt.Sprintf("command %q", c.Command)
+	if e.closed.Load() {
+		return 0, sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s: the %s sandbox is closed", what, e.opts.Mode), nil)
+	}
 	pre, err := Preamble(c.Command, c.Args, c.Env)
 	if err != nil {
 		return 0, sandbox.NewError(sandbox.KindStart, what+": "+err.Error(), nil)

@@ -34,6 +34,7 @@ type Filter struct {
 	notFound bool
 	ran      bool
 	exited   bool
+	killed   bool // the call was killed: what comes now is no longer the command's
 	code     int
 	client   []byte // what the filter kept from the client
 
@@ -107,6 +108,15 @@ func (f *Filter) ClientMessage() string {
 		msg = msg[:1024] + "..."
 	}
 	return msg
+}
+
+// Killed says the call is being killed: stderr that comes after it is
+// the client's (kubectl reporting the exit of what was killed), not the
+// command's, when the filter keeps the client's words apart.
+func (f *Filter) Killed() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.killed = true
 }
 
 // Close is called when the stream has ended: stderr held as a possible
@@ -267,7 +277,10 @@ func (f *Filter) errOut(p []byte) {
 	if len(p) == 0 {
 		return
 	}
-	if f.exited && f.afterExit != nil {
+	// Once the wrapper has said the command exited (or never ran), or the
+	// call was killed, a client's stderr carries its own words only
+	// ("command terminated with exit code 137").
+	if (f.exited || f.notFound || f.killed) && f.afterExit != nil {
 		_, _ = f.afterExit.Write(p)
 		return
 	}

@@ -57,6 +57,7 @@ func (e *Engine) runIn(ctx context.Context, ss *session, input []byte, what stri
 	if ctx.Err() != nil && !ss.ended() {
 		// Closing the exec stream would leave the remote process
 		// running: kill it, and everything it started, in the target.
+		f.Killed()
 		e.killTree(ss)
 	}
 	ss.cancel()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
@@ -21,6 +22,7 @@ type RunSandbox struct {
 	run    runner
 	pool   *warmpool.Pool[prepared] // nil without a pool
 	reaper warmpool.Reaper
+	closed atomic.Bool
 }
 
 var (
@@ -71,6 +73,7 @@ func (s *RunSandbox) OutputLimit() int { return s.set.outputLimit }
 // Close removes the pool's containers, waits for the removal of used ones
 // and releases the engine client.
 func (s *RunSandbox) Close() error {
+	s.closed.Store(true)
 	if s.pool != nil {
 		s.pool.Close()
 	}
@@ -90,5 +93,9 @@ func (s *RunSandbox) SpawnStreaming(ctx context.Context, req sandbox.Request, st
 }
 
 func (s *RunSandbox) spawn(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (sandbox.Response, error) {
+	if s.closed.Load() {
+		err := sandbox.NewError(sandbox.KindStart, fmt.Sprintf("command %q: the %s sandbox is closed", req.Command, RunMode), nil)
+		return sandbox.Response{Err: err}, err
+	}
 	return caller{mode: RunMode, set: &s.set.common, pool: s.pool, reaper: &s.reaper, prepare: s.run.prepare}.spawn(ctx, req, stdout, stderr)
 }

@@ -17,6 +17,7 @@ type Held struct {
 	w         io.Writer
 	held      []byte
 	truncated bool
+	dropped   bool
 }
 
 // NewHeld returns a Held that keeps at most limit bytes before its claim.
@@ -25,6 +26,9 @@ func NewHeld(limit int) *Held { return &Held{limit: limit} }
 func (h *Held) Write(p []byte) (int, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.dropped {
+		return len(p), nil
+	}
 	if h.w != nil {
 		return h.w.Write(p)
 	}
@@ -57,4 +61,12 @@ func (h *Held) Claim(w io.Writer) {
 		_, _ = w.Write([]byte{0})
 	}
 	h.w, h.held = w, nil
+}
+
+// Drop discards everything written from now on: what comes after is not
+// the call's.
+func (h *Held) Drop() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.dropped = true
 }

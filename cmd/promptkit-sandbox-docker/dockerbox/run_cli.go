@@ -150,9 +150,12 @@ func (p *cliPrepared) finish(ctx context.Context, stdin []byte, out shell.Output
 	select {
 	case <-p.exited:
 	case <-ctx.Done():
+		// What the hook wrote so far is its own; what the CLI says while
+		// its container is removed ("marked for removal") is not.
+		p.stderr.Claim(out.Stderr)
+		p.stderr.Drop()
 		p.removeThenKill()
 		<-fed
-		p.stderr.Claim(out.Stderr)
 		return 0, sandbox.ContextError(ctx, what, timeout)
 	}
 	<-fed

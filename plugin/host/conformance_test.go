@@ -18,7 +18,7 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	var once sync.Once
 	var h *Host
-	sandboxtest.Conformance(t, sandboxtest.Cell{
+	sandboxtest.Conformance(t, sandboxtest.ThroughPlugin(sandboxtest.Cell{
 		Name: "direct-plugin",
 		Open: func(t *testing.T, cfg map[string]any) sandbox.Sandbox {
 			once.Do(func() {
@@ -37,5 +37,5 @@ func TestConformance(t *testing.T) {
 			Exempt: map[string]string{sandboxtest.CaseTimeoutSession: "a descendant that leaves the process group (setsid) " +
 				"is out of reach of direct's process-group kill, as package shell documents"},
 		},
-	})
+	})...)
 }

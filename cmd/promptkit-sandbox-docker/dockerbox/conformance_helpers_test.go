@@ -83,7 +83,7 @@ func conformanceName(t *testing.T) string {
 
 // conformanceRunCell is a docker_run cell: a fresh busybox container per
 // call, with no network.
-func conformanceRunCell(name, image string, open conformanceOpener, cfg map[string]any) sandboxtest.Cell {
+func conformanceRunCell(name, image string, open conformanceOpener, cfg map[string]any, exempt ...string) sandboxtest.Cell {
 	return sandboxtest.Cell{
 		Name: name,
 		Open: func(t *testing.T, extra map[string]any) sandbox.Sandbox {
@@ -96,6 +96,7 @@ func conformanceRunCell(name, image string, open conformanceOpener, cfg map[stri
 			KillTimeout: 3 * time.Second,
 			Slack:       conformanceSlack,
 			Remains:     conformanceContainersLeft,
+			Exempt:      conformanceExempt(exempt),
 		},
 	}
 }

@@ -19,12 +19,13 @@ func TestConformance(t *testing.T) {
 		return []sandboxtest.Cell{
 			conformanceRunCell("docker_run-api", image, open, map[string]any{"transport": "api"}),
 			conformanceRunCell("docker_run-cli", image, open, map[string]any{"transport": "cli"}),
-			conformanceRunCell("docker_run-api-pool", image, open, map[string]any{"transport": "api", "pool": 2}),
+			conformanceRunCell("docker_run-api-pool", image, open, map[string]any{"transport": "api", "pool": 2},
+				sandboxtest.CaseConcurrent, "known gap (issue 15): a container create is bounded by a fixed 10 s, not the "+
+					"call's deadline, and 32 calls at once on a loaded engine miss it (reported as unreachable); through the "+
+					"plugin the same load has cut the plugin's connection"),
 			conformanceExecCell("docker_exec-api-resident", image, open, map[string]any{"transport": "api", "resident": true}),
 			conformanceExecCell("docker_exec-api-noresident", image, open, map[string]any{"transport": "api", "resident": false}),
-			conformanceExecCell("docker_exec-cli", image, open, map[string]any{"transport": "cli"},
-				sandboxtest.CaseExitLeftovers, "package dockerbox documents it: with the CLI, a leftover background process "+
-					"that keeps a docker_exec call's output open is only killed when the call times out"),
+			conformanceExecCell("docker_exec-cli", image, open, map[string]any{"transport": "cli"}),
 		}
 	}
 	t.Run("in-process", func(t *testing.T) {
@@ -33,6 +34,6 @@ func TestConformance(t *testing.T) {
 	})
 	t.Run("plugin", func(t *testing.T) {
 		t.Parallel()
-		sandboxtest.Conformance(t, cells(conformancePlugin(t))...)
+		sandboxtest.Conformance(t, sandboxtest.ThroughPlugin(cells(conformancePlugin(t))...)...)
 	})
 }

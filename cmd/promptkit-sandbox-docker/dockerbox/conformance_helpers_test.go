@@ -4,20 +4,15 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"maps"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/altairalabs/promptkit-sandbox/cmd/promptkit-sandbox-docker/dockerbox"
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
 	"github.com/altairalabs/promptkit-sandbox/internal/plugintest"
 	"github.com/altairalabs/promptkit-sandbox/internal/sandboxtest"
-	"github.com/altairalabs/promptkit-sandbox/plugin/host"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -47,27 +42,7 @@ func conformanceInProcess(t *testing.T, name, mode string, cfg map[string]any) s
 // t ends.
 func conformancePlugin(t *testing.T) conformanceOpener {
 	t.Helper()
-	dir := t.TempDir()
-	plugintest.GoBuild(t, filepath.Join(dir, "promptkit-sandbox-docker_v1.0.0"), "..", "-X main.version=1.0.0")
-	h, err := host.New(host.Options{Dirs: []string{dir}, Logger: hclog.New(&hclog.LoggerOptions{
-		Name: "host", Level: hclog.Debug, Output: sandboxtest.LogTail(t, "the plugin host's log", 256<<10),
-	})})
-	if err != nil {
-		t.Fatalf("plugin host: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := h.Close(); err != nil {
-			t.Errorf("closing the plugin host: %v", err)
-		}
-	})
-	return func(t *testing.T, name, mode string, cfg map[string]any) sandbox.Sandbox {
-		t.Helper()
-		sb, err := h.Open(config.Sandbox{Name: name, Mode: mode, Version: "1.0.0", Config: cfg})
-		if err != nil {
-			t.Fatalf("open %s through the plugin: %v", mode, err)
-		}
-		return sb
-	}
+	return conformanceOpener(plugintest.Host(t, "promptkit-sandbox-docker", ".."))
 }
 
 // conformanceName is a sandbox name no other test uses; the containers

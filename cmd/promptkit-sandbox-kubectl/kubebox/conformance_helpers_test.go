@@ -4,20 +4,15 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/altairalabs/promptkit-sandbox/cmd/promptkit-sandbox-kubectl/kubebox"
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
 	"github.com/altairalabs/promptkit-sandbox/internal/kubetest"
 	"github.com/altairalabs/promptkit-sandbox/internal/plugintest"
 	"github.com/altairalabs/promptkit-sandbox/internal/sandboxtest"
-	"github.com/altairalabs/promptkit-sandbox/plugin/host"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -48,26 +43,10 @@ func conformanceInProcess(t *testing.T, cfg map[string]any) sandbox.Sandbox {
 // t ends.
 func conformancePlugin(t *testing.T) conformanceOpener {
 	t.Helper()
-	dir := t.TempDir()
-	plugintest.GoBuild(t, filepath.Join(dir, "promptkit-sandbox-kubectl_v1.0.0"), "..", "-X main.version=1.0.0")
-	h, err := host.New(host.Options{Dirs: []string{dir}, Logger: hclog.New(&hclog.LoggerOptions{
-		Name: "host", Level: hclog.Debug, Output: sandboxtest.LogTail(t, "the plugin host's log", 256<<10),
-	})})
-	if err != nil {
-		t.Fatalf("plugin host: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := h.Close(); err != nil {
-			t.Errorf("closing the plugin host: %v", err)
-		}
-	})
+	open := plugintest.Host(t, "promptkit-sandbox-kubectl", "..")
 	return func(t *testing.T, cfg map[string]any) sandbox.Sandbox {
 		t.Helper()
-		sb, err := h.Open(config.Sandbox{Name: "conformance", Mode: kubebox.Mode, Version: "1.0.0", Config: cfg})
-		if err != nil {
-			t.Fatalf("open %s through the plugin: %v", kubebox.Mode, err)
-		}
-		return sb
+		return open(t, "conformance", kubebox.Mode, cfg)
 	}
 }
 

@@ -46,10 +46,14 @@ func (e *Engine) runIn(ctx context.Context, ss *session, input []byte, what stri
 		case <-time.After(OrphanGrace):
 			e.killTree(ss)
 			// With them gone the stream ends and brings the rest of the
-			// output.
+			// output. A stream still held past StreamGrace (a kill that
+			// failed on a loaded target) is cut: the command's exit
+			// status is known, and the call does not wait for its
+			// deadline.
 			select {
 			case <-ss.done:
 			case <-ctx.Done():
+			case <-time.After(StreamGrace):
 			}
 		}
 	case <-ctx.Done():
@@ -64,6 +68,9 @@ func (e *Engine) runIn(ctx context.Context, ss *session, input []byte, what stri
 	select {
 	case <-ss.done:
 	case <-time.After(StreamGrace):
+		if code, ok := f.ExitCode(); ok && ctx.Err() == nil {
+			return outcome{code: code, taken: true}
+		}
 		return outcome{taken: f.Ran(), err: sandbox.NewError(sandbox.KindTransport,
 			fmt.Sprintf("%s: the exec stream to %s did not end", what, e.t), nil)}
 	}

@@ -3,6 +3,7 @@ package remoteproc
 import (
 	"bytes"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,7 +35,8 @@ type Filter struct {
 	notFound bool
 	ran      bool
 	exited   bool
-	killed   bool // the call was killed: what comes now is no longer the command's
+	killed   bool   // the call was killed: a client's last words may follow
+	tail     []byte // stderr after the kill, when a client's words may end it
 	code     int
 	client   []byte // what the filter kept from the client
 
@@ -110,6 +112,20 @@ func (f *Filter) ClientMessage() string {
 	return msg
 }
 
+// clientClosing is what kubectl prints when the process it ran was
+// killed: its words, not the command's.
+var clientClosing = regexp.MustCompile(`^command terminated with exit code [0-9]+\n?$`)
+
+// splitLastLine splits p before its last line.
+func splitLastLine(p []byte) (body, last []byte) {
+	end := len(p)
+	if end > 0 && p[end-1] == '\n' {
+		end--
+	}
+	i := bytes.LastIndexByte(p[:end], '\n')
+	return p[:i+1], p[i+1:]
+}
+
 // Killed says the call is being killed: stderr that comes after it is
 // the client's (kubectl reporting the exit of what was killed), not the
 // command's, when the filter keeps the client's words apart.
@@ -127,6 +143,19 @@ func (f *Filter) Close() {
 	if f.started && len(f.pend) > 0 {
 		f.errOut(f.pend)
 		f.pend = nil
+	}
+	if len(f.tail) > 0 {
+		tail := f.tail
+		f.tail = nil
+		body, last := splitLastLine(tail)
+		if clientClosing.Match(last) {
+			_, _ = f.afterExit.Write(last)
+		} else {
+			body = tail
+		}
+		if len(body) > 0 {
+			_, _ = f.stderr.Write(body)
+		}
 	}
 }
 
@@ -277,10 +306,17 @@ func (f *Filter) errOut(p []byte) {
 	if len(p) == 0 {
 		return
 	}
-	// Once the wrapper has said the command exited (or never ran), or the
-	// call was killed, a client's stderr carries its own words only
-	// ("command terminated with exit code 137").
-	if (f.exited || f.notFound || f.killed) && f.afterExit != nil {
+	// Once the wrapper has said the command exited (or never ran), a
+	// client's stderr carries its own words only. After a kill the
+	// command's last output may still be on its way, so it is held: Close
+	// takes the client's closing line off its end.
+	if f.killed && !f.exited && !f.notFound && f.afterExit != nil {
+		if room := maxHeld - len(f.tail); room > 0 {
+			f.tail = append(f.tail, p[:min(len(p), room)]...)
+		}
+		return
+	}
+	if (f.exited || f.notFound) && f.afterExit != nil {
 		_, _ = f.afterExit.Write(p)
 		return
 	}

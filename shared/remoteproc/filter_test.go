@@ -84,3 +84,21 @@ func TestFilterNotFound(t *testing.T) {
 		t.Fatalf("notfound %v stderr %q", f.NotFound(), errb.String())
 	}
 }
+
+func TestFilterKeepsClientClosingWordsAfterKill(t *testing.T) {
+	for _, tc := range []struct{ after, stderr, client string }{
+		{"late\ncommand terminated with exit code 137\n", "early\nlate\n", "command terminated with exit code 137\n"},
+		{"late output\n", "early\nlate output\n", ""},
+		{"command terminated with exit code 137\n", "early\n", "command terminated with exit code 137\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		f := NewFilter(&stdout, &stderr, true)
+		_, _ = f.Stderr().Write([]byte(Prefix + "7\n" + Prefix + "run\nearly\n"))
+		f.Killed()
+		_, _ = f.Stderr().Write([]byte(tc.after))
+		f.Close()
+		if stderr.String() != tc.stderr || f.ClientMessage() != strings.TrimSpace(tc.client) {
+			t.Errorf("after %q: stderr %q client %q", tc.after, stderr.String(), f.ClientMessage())
+		}
+	}
+}

@@ -75,7 +75,7 @@ func TestValidateExample(t *testing.T) {
 	}
 	for _, want := range []string{
 		"sandbox local: mode direct\n",
-		"hook pii_filter: provider before_call,after_call filter, sandbox local, timeout 3s, command " + filepath.Join(examplesDir(t), "hooks", "pii_filter.py") + "\n",
+		"hook pii_filter: provider before_call,after_call filter, sandbox local, timeout 10s, command " + filepath.Join(examplesDir(t), "hooks", "pii_filter.py") + "\n",
 		"hook eval_audit: eval (no phases) observe, sandbox direct, timeout 5s",
 		cfg + ": ok (1 sandboxes, 4 hooks)\n",
 	} {

@@ -47,6 +47,7 @@ func startTree(t *testing.T, ctx context.Context, script string, opts Options, t
 }
 
 func TestTimeoutKillsProcessTree(t *testing.T) {
+	t.Parallel() // seconds of waiting on its own process tree
 	const timeout = 2 * time.Second
 	start := time.Now()
 	p, tree := startTree(t, context.Background(), treeScript, Options{}, timeout)
@@ -71,6 +72,7 @@ func TestTimeoutKillsProcessTree(t *testing.T) {
 }
 
 func TestTimeoutEscalatesToSIGKILL(t *testing.T) {
+	t.Parallel() // seconds of waiting on its own process tree
 	const timeout, grace = time.Second, 400 * time.Millisecond
 	start := time.Now()
 	p, tree := startTree(t, context.Background(), `trap '' TERM`+treeScript, Options{KillGrace: grace}, timeout)
@@ -90,6 +92,7 @@ func TestTimeoutEscalatesToSIGKILL(t *testing.T) {
 }
 
 func TestTimeoutLetsProcessExitGracefully(t *testing.T) {
+	t.Parallel() // seconds of waiting on its own process tree
 	const timeout = 500 * time.Millisecond
 	req := sh(`trap 'echo bye; exit 0' TERM; echo hi; sleep 120 & wait`)
 	req.Timeout = timeout

@@ -141,6 +141,7 @@ func TestHookRunExamples(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.hook+"/"+tc.payload, func(t *testing.T) {
+			t.Parallel() // each run mostly waits for a Python interpreter to start
 			args := []string{"hook", "run", "--config", cfg, "--hook", tc.hook, "--input", filepath.Join(ex, "payloads", tc.payload)}
 			if tc.phase != "" {
 				args = append(args, "--phase", tc.phase)

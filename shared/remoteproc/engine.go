@@ -88,8 +88,8 @@ func (e *Engine) Close() {
 // Check makes sure t can run the wrapper and the kill script; mode names
 // the sandbox mode in its message.
 func Check(ctx context.Context, t Target, mode string) error {
-	var out syncBuffer
-	code, err := t.Exec(ctx, CheckArgv(), nil, &out, &out)
+	out := &resident.HeadBuffer{Max: 4096} // both streams; only the head is quoted
+	code, err := t.Exec(ctx, CheckArgv(), nil, out, out)
 	if err != nil {
 		if xerr := t.Explain(ctx, err, ""); xerr != nil {
 			return xerr
@@ -224,23 +224,4 @@ func clip(s string, n int) string {
 		s = s[:n] + "..."
 	}
 	return s
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers (an exec's two
-// streams).
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

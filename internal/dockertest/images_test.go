@@ -2,8 +2,8 @@ package dockertest
 
 import (
 	"context"
-	"os"
 	"errors"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"

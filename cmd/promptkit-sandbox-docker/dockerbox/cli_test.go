@@ -62,26 +62,6 @@ func TestCLIRunStreamsEnvAndExitCodes(t *testing.T) {
 	assertNoContainers(t, name)
 }
 
-func TestCLIRunTimeoutsAndCancel(t *testing.T) {
-	t.Parallel()
-	name := uniqueName(t)
-	sb := openRun(t, name, cliCfg(map[string]any{"timeout": "800ms"}))
-	for i := range 20 {
-		_, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "/bin/sh", Args: []string{"-c", "sleep 300 & sleep 301"}})
-		if !errors.Is(err, sandbox.ErrTimeout) || !strings.Contains(err.Error(), "timed out after 800ms") {
-			t.Fatalf("call %d: err = %v", i, err)
-		}
-		assertNoContainers(t, name)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(time.Second, cancel)
-	_, err := sb.Spawn(ctx, sandbox.Request{Command: "sleep", Args: []string{"60"}, Timeout: time.Minute})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancel: err = %v", err)
-	}
-	assertNoContainers(t, name)
-}
-
 func TestCLIRunLargeOutputCapAndStreaming(t *testing.T) {
 	t.Parallel()
 	const size = 32 << 20
@@ -192,15 +172,6 @@ func TestCLIExecContainerGoneAfterOpen(t *testing.T) {
 	if resp.Stdout != nil || resp.Stderr != nil {
 		t.Errorf("docker's words leaked: stdout %q stderr %q", resp.Stdout, resp.Stderr)
 	}
-}
-
-func TestCLIRunConcurrentCalls(t *testing.T) {
-	t.Parallel()
-	name := uniqueName(t)
-	sb := openRun(t, name, cliCfg(map[string]any{"timeout": "90s"}))
-	concurrentCalls(t, sb, 32)
-	settle(sb)
-	assertNoContainers(t, name)
 }
 
 func TestCLIExecCancelAndLargeStdout(t *testing.T) {

@@ -2,7 +2,6 @@ package dockerbox
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -153,98 +152,6 @@ func processesIn(t *testing.T, c string, withWarm bool) []string {
 	return left
 }
 
-func TestExecTimeoutKillsProcessTree(t *testing.T) {
-	t.Parallel()
-	eachExecPath(t, func(t *testing.T) {
-		c := startContainer(t)
-		sb := openExec(t, c, map[string]any{"timeout": "700ms"})
-		for i := range 20 {
-			start := time.Now()
-			resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{
-				Command: "/bin/sh",
-				// A child, a grandchild in a subshell, one that ignores SIGTERM,
-				// an orphan (its parent exited: it belongs to init now) and a
-				// child in a session of its own.
-				Args: []string{"-c", "echo started; sleep 301 & (sleep 302 & wait) & sh -c 'trap \"\" TERM; sleep 303' & (sleep 304 &); setsid sleep 305 & wait"},
-			})
-			elapsed := time.Since(start)
-			if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, sandbox.ErrTimeout) {
-				t.Fatalf("call %d: err = %v, want a timeout", i, err)
-			}
-			if !strings.Contains(err.Error(), "timed out after 700ms") {
-				t.Errorf("err = %q", err)
-			}
-			if s := string(resp.Stdout); s != "started\n" && s != "" {
-				t.Errorf("stdout = %q", resp.Stdout)
-			}
-			// Killing and removing is the engine's work: under the load of
-			// the whole test suite it can take seconds. This only catches a
-			// call that hangs.
-			if elapsed > 20*time.Second {
-				t.Errorf("call took %s", elapsed)
-			}
-			if left := leftovers(t, c); len(left) > 0 {
-				t.Fatalf("call %d: processes left in the container:\n%s", i, strings.Join(left, "\n"))
-			}
-		}
-	})
-}
-
-func TestExecTimeoutKeepsOutput(t *testing.T) {
-	t.Parallel()
-	eachExecPath(t, func(t *testing.T) {
-		c := startContainer(t)
-		sb := openExec(t, c, map[string]any{})
-		resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{
-			Command: "/bin/sh", Args: []string{"-c", "echo started; echo err >&2; sleep 60"}, Timeout: 3 * time.Second,
-		})
-		if !errors.Is(err, sandbox.ErrTimeout) || string(resp.Stdout) != "started\n" || string(resp.Stderr) != "err\n" {
-			t.Fatalf("err %v stdout %q stderr %q", err, resp.Stdout, resp.Stderr)
-		}
-		if left := leftovers(t, c); len(left) > 0 {
-			t.Fatalf("processes left in the container:\n%s", strings.Join(left, "\n"))
-		}
-	})
-}
-
-func TestExecLeftoversKilledAfterExit(t *testing.T) {
-	t.Parallel()
-	eachExecPath(t, func(t *testing.T) {
-		c := startContainer(t)
-		sb := openExec(t, c, map[string]any{"timeout": "20s"})
-		start := time.Now()
-		// The background sleep keeps stdout open after the command exits.
-		resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "/bin/sh", Args: []string{"-c", "sleep 341 & echo done; exit 4"}})
-		var xe *sandbox.ExitError
-		if !errors.As(err, &xe) || xe.Code != 4 || string(resp.Stdout) != "done\n" {
-			t.Fatalf("err %v stdout %q", err, resp.Stdout)
-		}
-		if d := time.Since(start); d > 5*time.Second {
-			t.Errorf("took %s: the leftover was not killed when the command exited", d)
-		}
-		if left := leftovers(t, c); len(left) > 0 {
-			t.Fatalf("processes left in the container:\n%s", strings.Join(left, "\n"))
-		}
-	})
-}
-
-func TestExecCancelKillsProcess(t *testing.T) {
-	t.Parallel()
-	eachExecPath(t, func(t *testing.T) {
-		c := startContainer(t)
-		sb := openExec(t, c, map[string]any{})
-		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(700*time.Millisecond, cancel)
-		_, err := sb.Spawn(ctx, sandbox.Request{Command: "/bin/sh", Args: []string{"-c", "sleep 311 & sleep 312"}})
-		if !errors.Is(err, context.Canceled) || sandbox.KindOf(err) != sandbox.KindCanceled {
-			t.Fatalf("err = %v, want context.Canceled", err)
-		}
-		if left := leftovers(t, c); len(left) > 0 {
-			t.Fatalf("processes left in the container:\n%s", strings.Join(left, "\n"))
-		}
-	})
-}
-
 func TestExecMissingContainer(t *testing.T) {
 	t.Parallel()
 	requireDocker(t)
@@ -276,26 +183,6 @@ func TestExecStoppedContainer(t *testing.T) {
 		_, err = ExecFactory(uniqueName(t), map[string]any{"container": c})
 		if !errors.Is(err, sandbox.ErrStart) || err.Error() != "container "+c+" is not running (status exited)" {
 			t.Fatalf("ExecFactory err = %v", err)
-		}
-	})
-}
-
-func TestExecCommandNotFoundIsStartError(t *testing.T) {
-	t.Parallel()
-	eachExecPath(t, func(t *testing.T) {
-		c := startContainer(t)
-		sb := openExec(t, c, map[string]any{})
-		for _, cmd := range []string{"/hooks/nope", "no-such-command", "/etc/passwd"} {
-			_, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: cmd})
-			var xe *sandbox.ExitError
-			if !errors.Is(err, sandbox.ErrStart) || errors.As(err, &xe) || !strings.Contains(err.Error(), cmd) {
-				t.Errorf("%s: err = %v, want ErrStart naming it", cmd, err)
-			}
-		}
-		_, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "/bin/sh", Args: []string{"-c", "exit 127"}})
-		var xe *sandbox.ExitError
-		if !errors.As(err, &xe) || xe.Code != 127 {
-			t.Fatalf("err = %v, want exit code 127", err)
 		}
 	})
 }

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
-	"github.com/altairalabs/promptkit-sandbox/internal/sandboxtest"
-	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
 // requireDocker skips when there is no docker engine, unless CI is set,
@@ -108,11 +106,4 @@ func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// concurrentCalls makes n calls to sb at once and checks each came back
-// as its own (sandboxtest.ConcurrentCalls), giving a busy engine time.
-func concurrentCalls(t *testing.T, sb sandbox.Sandbox, n int) {
-	t.Helper()
-	sandboxtest.ConcurrentCalls(t, sb, n, 2*time.Minute)
 }

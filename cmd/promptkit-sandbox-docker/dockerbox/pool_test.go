@@ -2,7 +2,6 @@ package dockerbox
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -123,52 +122,6 @@ func TestRunPoolStdinStdoutStderrEnvExitCode(t *testing.T) {
 			}
 			if string(resp.Stderr) != "err\n" {
 				t.Errorf("call %d: stderr %q", i, resp.Stderr)
-			}
-		}
-		closeAndCheck(t, name, sb)
-	})
-}
-
-func TestRunPoolTimeoutsRemoveTheirContainers(t *testing.T) {
-	t.Parallel()
-	forEachPoolTransport(t, 2, map[string]any{"timeout": "800ms"}, func(t *testing.T, name string, sb *RunSandbox) {
-		for i := range 20 {
-			resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{
-				Command: "/bin/sh", Args: []string{"-c", "hostname; sleep 300 & sleep 301"},
-			})
-			if !errors.Is(err, sandbox.ErrTimeout) || !strings.Contains(err.Error(), "timed out after 800ms") {
-				t.Fatalf("call %d: err = %v, want a timeout after 800ms", i, err)
-			}
-			// The timed-out container is gone before Spawn returns.
-			if h := strings.TrimSpace(string(resp.Stdout)); h != "" {
-				for _, id := range containersNamed(t, name) {
-					if strings.HasPrefix(h, id) || strings.HasPrefix(id, h) {
-						t.Errorf("call %d: its container %s is still there", i, h)
-					}
-				}
-			}
-		}
-		closeAndCheck(t, name, sb)
-	})
-}
-
-func TestRunPoolCancelRemovesContainer(t *testing.T) {
-	t.Parallel()
-	forEachPoolTransport(t, 1, nil, func(t *testing.T, name string, sb *RunSandbox) {
-		req := sandbox.Request{Command: "sleep", Args: []string{"60"}}
-		for i := range 2 {
-			var warm []string
-			if i > 0 {
-				warm = waitWarm(t, name, 1)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(time.Second, cancel)
-			_, err := sb.Spawn(ctx, req)
-			if !errors.Is(err, context.Canceled) || !errors.Is(err, sandbox.ErrCanceled) {
-				t.Fatalf("call %d: err = %v, want canceled", i, err)
-			}
-			if len(warm) > 0 && slices.Contains(containersNamed(t, name), warm[0][:12]) {
-				t.Errorf("the canceled call's container %s is still there", warm[0][:12])
 			}
 		}
 		closeAndCheck(t, name, sb)

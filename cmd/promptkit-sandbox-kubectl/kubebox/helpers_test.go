@@ -179,10 +179,3 @@ func wantKind(t *testing.T, err error, kind sandbox.Kind, contains ...string) {
 }
 
 var _ = remoteproc.Prefix
-
-// contextWithCancelAfter is ctx, cancelled (not timed out) after d.
-func contextWithCancelAfter(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ctx)
-	timer := time.AfterFunc(d, cancel)
-	return ctx, func() { timer.Stop(); cancel() }
-}

@@ -1,44 +1,13 @@
 package dockerbox
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
-
-func TestLargeStdin(t *testing.T) {
-	t.Parallel()
-	run := openRun(t, uniqueName(t), map[string]any{})
-	c := startContainer(t)
-	ex := openExec(t, c, map[string]any{})
-	stdin := bytes.Repeat([]byte("x"), 8<<20)
-	for _, sb := range []sandbox.Sandbox{run, ex} {
-		resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "wc", Args: []string{"-c"}, Stdin: stdin})
-		if err != nil || strings.TrimSpace(string(resp.Stdout)) != "8388608" {
-			t.Errorf("%T: wc -c: err %v stdout %q", sb, err, resp.Stdout)
-		}
-		// A process that reads none of it still finishes at once.
-		start := time.Now()
-		_, err = sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "true", Stdin: stdin})
-		if err != nil || time.Since(start) > 5*time.Second {
-			t.Errorf("%T: true with unread stdin: err %v after %s", sb, err, time.Since(start))
-		}
-	}
-}
-
-func TestRunConcurrentCalls(t *testing.T) {
-	t.Parallel()
-	name := uniqueName(t)
-	sb := openRun(t, name, map[string]any{"timeout": "90s"}) // the engine is busy with the whole suite
-	concurrentCalls(t, sb, 32)
-	settle(sb)
-	assertNoContainers(t, name)
-}
 
 func TestRunLimitsMountsUser(t *testing.T) {
 	t.Parallel()
@@ -66,13 +35,4 @@ q=$(cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo "$(cat /sys/fs/cgroup/cpu/cpu
 	if got := string(resp.Stdout); got != want {
 		t.Errorf("stdout = %q, want %q", got, want)
 	}
-}
-
-func TestExecConcurrentCalls(t *testing.T) {
-	t.Parallel()
-	eachExecPath(t, func(t *testing.T) {
-		c := startContainer(t)
-		sb := openExec(t, c, map[string]any{"timeout": "90s"}) // the engine is busy with the whole suite
-		concurrentCalls(t, sb, 32)
-	})
 }

@@ -205,16 +205,50 @@ func (e *notFoundError) Is(target error) bool { return target == ErrNotFound }
 
 // killTree kills the session's wrapper and everything it started, in the
 // target, through a second exec with a context of its own (the call's is
-// done).
+// done). A kill exec that fails (a runtime too loaded to answer within
+// CleanupTimeout, a cut connection) would leave the call's processes
+// running: it is tried again off the call's path, and Close waits for
+// that.
 func (e *Engine) killTree(ss *session) {
 	// Without a PID the call was never sent: nothing ran.
 	pid := ss.f.PID()
 	if pid <= 0 {
 		return
 	}
+	if !e.kill(pid) {
+		e.reaper.Reap(killRetry{e: e, pid: pid})
+	}
+}
+
+// kill runs the kill script once and reports whether it ran (it exits 0
+// whatever it found).
+func (e *Engine) kill(pid int) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), CleanupTimeout)
 	defer cancel()
-	_, _ = e.t.Exec(ctx, KillArgv(pid), nil, io.Discard, io.Discard)
+	code, err := e.t.Exec(ctx, KillArgv(pid), nil, io.Discard, io.Discard)
+	return err == nil && code == 0
+}
+
+// killRetries is how many more times a failed kill is tried, a second
+// apart and then more: a target that fails them all is gone or
+// unreachable, and its processes with it or out of reach. The PID cannot
+// have been reused meanwhile: PIDs are handed out in turn, and a target
+// does not go through its PID space in seconds.
+const killRetries = 4
+
+// killRetry is a kill to try again; the reaper runs it.
+type killRetry struct {
+	e   *Engine
+	pid int
+}
+
+func (k killRetry) Discard() {
+	for i := range killRetries {
+		time.Sleep(time.Duration(i+1) * time.Second)
+		if k.e.kill(k.pid) {
+			return
+		}
+	}
 }
 
 // clip trims s and cuts it to n bytes.

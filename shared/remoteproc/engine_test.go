@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -152,6 +153,44 @@ func TestEngineTimeoutKillsTree(t *testing.T) {
 	}
 	for _, pid := range proctest.ReadPIDs(t, pids, 3) {
 		proctest.Gone(t, "a process of the timed-out call", pid)
+	}
+}
+
+// failingKills is a local target whose first kill execs fail, as they
+// do on a runtime too loaded to answer.
+type failingKills struct {
+	localTarget
+	fail  int32 // how many kill execs fail
+	kills atomic.Int32
+}
+
+func (f *failingKills) Exec(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	if len(argv) > 3 && argv[3] == "pks-kill" && f.kills.Add(1) <= f.fail {
+		return 0, errors.New("exec create: the runtime did not answer")
+	}
+	return f.localTarget.Exec(ctx, argv, stdin, stdout, stderr)
+}
+
+func TestEngineRetriesAFailedKill(t *testing.T) {
+	t.Parallel()
+	pids := filepath.Join(t.TempDir(), "pids")
+	tg := &failingKills{fail: 1}
+	e := newEngine(t, tg, Options{Mode: "test"})
+	start := time.Now()
+	_, _, _, err := run1(t, e, Call{
+		Command: "/bin/sh", Timeout: 500 * time.Millisecond,
+		Args: []string{"-c", `sleep 305 & echo $! >>` + pids + `; wait`},
+	}, 500*time.Millisecond)
+	if !errors.Is(err, sandbox.ErrTimeout) {
+		t.Fatalf("err = %v", err)
+	}
+	// The call does not wait for the retry: its stream is cut.
+	if d := time.Since(start); d > 500*time.Millisecond+StreamGrace+2*time.Second {
+		t.Errorf("took %s", d)
+	}
+	proctest.Gone(t, "the process of a call whose first kill failed", proctest.ReadPIDs(t, pids, 1)[0])
+	if n := tg.kills.Load(); n != 2 {
+		t.Errorf("%d kill execs, want the failed one and one retry", n)
 	}
 }
 

@@ -142,6 +142,16 @@ func (d *dockerCLI) removeContainer(name string) (removed bool) {
 	return strings.TrimSpace(out) == name
 }
 
+// killContainer SIGKILLs a container through the CLI, with a context of
+// its own. It reports whether the container exists (a container that has
+// exited already counts: there is nothing left to kill).
+func (d *dockerCLI) killContainer(name string) (found bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	_, stderr, code, err := d.run(ctx, "kill", "--signal", "KILL", name)
+	return err == nil && (code == 0 || strings.Contains(stderr, "is not running"))
+}
+
 // inspect returns a Go-template view of a container, and whether it
 // exists.
 func (d *dockerCLI) inspect(ctx context.Context, name, format string) (string, bool, error) {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
+	"github.com/altairalabs/promptkit-sandbox/shared/remoteproc"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 	"github.com/altairalabs/promptkit-sandbox/shared/warmpool"
@@ -164,10 +166,6 @@ func (p *apiPrepared) finish(ctx context.Context, stdin []byte, out shell.Output
 	what, timeout := p.spec.what, p.spec.timeout
 	p.stdout.Claim(out.Stdout)
 	p.stderr.Claim(out.Stderr)
-	// A hijacked connection is not tied to the context: close it when the
-	// call ends early so nothing blocks on it.
-	stopClose := context.AfterFunc(ctx, func() { p.att.hr.Close() })
-	defer stopClose()
 	p.att.feed(stdin)
 
 	var code int64
@@ -182,6 +180,7 @@ func (p *apiPrepared) finish(ctx context.Context, stdin []byte, out shell.Output
 		p.waited.Store(true)
 		return 0, engineErr(ctx, p.r.cli, what, timeout, sandbox.KindTransport, "wait for container", werr)
 	case <-ctx.Done():
+		p.stop()
 		return 0, sandbox.ContextError(ctx, what, timeout)
 	}
 	// The container has exited; the engine ends the stream once the last
@@ -189,9 +188,25 @@ func (p *apiPrepared) finish(ctx context.Context, stdin []byte, out shell.Output
 	select {
 	case <-p.att.copyDone:
 	case <-ctx.Done():
+		p.stop()
 		return 0, sandbox.ContextError(ctx, what, timeout)
 	}
 	return int(code), nil
+}
+
+// stop kills the container of a call that ran out of time or was
+// cancelled, so nothing of it runs on, then lets the engine end the
+// attach stream, which brings the output the call wrote before it died:
+// the output of a timed-out hook is its last words. A stream still open
+// past remoteproc.StreamGrace is left for Discard to cut.
+func (p *apiPrepared) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	_, _ = p.r.cli.ContainerKill(ctx, p.id, client.ContainerKillOptions{Signal: "KILL"})
+	cancel()
+	select {
+	case <-p.att.copyDone:
+	case <-time.After(remoteproc.StreamGrace):
+	}
 }
 
 // discard force-removes the container (killing it if it runs) with a

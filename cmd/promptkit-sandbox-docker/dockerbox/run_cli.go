@@ -3,11 +3,13 @@ package dockerbox
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/shared/remoteproc"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 	"github.com/altairalabs/promptkit-sandbox/shared/warmpool"
@@ -150,11 +152,7 @@ func (p *cliPrepared) finish(ctx context.Context, stdin []byte, out shell.Output
 	select {
 	case <-p.exited:
 	case <-ctx.Done():
-		// What the hook wrote so far is its own; what the CLI says while
-		// its container is removed ("marked for removal") is not.
-		p.stderr.Claim(out.Stderr)
-		p.stderr.Drop()
-		p.removeThenKill()
+		p.stop(out.Stderr)
 		<-fed
 		return 0, sandbox.ContextError(ctx, what, timeout)
 	}
@@ -194,6 +192,48 @@ func (p *cliPrepared) dockerFailure(ctx context.Context) error {
 		return sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s: the engine could not start it: %s", what, cliMessage(msg)), nil)
 	}
 	return nil
+}
+
+// stop ends a call that ran out of time or was cancelled. It kills the
+// container, so nothing of the call runs on, and lets the CLI pass on
+// what the hook wrote before it died: the CLI of a killed container exits
+// (137) without a word of its own. Then it removes the container. When
+// there was no container to kill, or the CLI outlives
+// remoteproc.StreamGrace, stderr keeps only what came before: what the
+// CLI says while its container is removed ("marked for removal") is not
+// the hook's.
+func (p *cliPrepared) stop(stderr io.Writer) {
+	killed := p.killContainer()
+	if killed {
+		select {
+		case <-p.exited:
+		case <-time.After(remoteproc.StreamGrace):
+			killed = false
+		}
+	}
+	p.stderr.Claim(stderr)
+	if !killed {
+		p.stderr.Drop()
+	}
+	p.removeThenKill()
+}
+
+// killContainer kills the call's container. A CLI still creating it has
+// none to kill yet: it tries again until the container shows up, the CLI
+// exits, or cleanupTimeout passes. It reports whether it found one.
+func (p *cliPrepared) killContainer() bool {
+	deadline := time.Now().Add(cleanupTimeout)
+	for !p.r.d.killContainer(p.name) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-p.exited:
+			return false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return true
 }
 
 // discard removes the container and ends the CLI.

@@ -113,18 +113,10 @@ func (f *Filter) ClientMessage() string {
 }
 
 // clientClosing is what kubectl prints when the process it ran was
-// killed: its words, not the command's.
-var clientClosing = regexp.MustCompile(`^command terminated with exit code [0-9]+\n?$`)
-
-// splitLastLine splits p before its last line.
-func splitLastLine(p []byte) (body, last []byte) {
-	end := len(p)
-	if end > 0 && p[end-1] == '\n' {
-		end--
-	}
-	i := bytes.LastIndexByte(p[:end], '\n')
-	return p[:i+1], p[i+1:]
-}
+// killed: its words, not the command's. They end the stream, and need
+// not start a line: a command killed mid-line leaves no newline before
+// them.
+var clientClosing = regexp.MustCompile(`command terminated with exit code [0-9]+\n?\z`)
 
 // Killed says the call is being killed: stderr that comes after it is
 // the client's (kubectl reporting the exit of what was killed), not the
@@ -147,11 +139,10 @@ func (f *Filter) Close() {
 	if len(f.tail) > 0 {
 		tail := f.tail
 		f.tail = nil
-		body, last := splitLastLine(tail)
-		if clientClosing.Match(last) {
-			_, _ = f.afterExit.Write(last)
-		} else {
-			body = tail
+		body := tail
+		if loc := clientClosing.FindIndex(tail); loc != nil {
+			body = tail[:loc[0]]
+			_, _ = f.afterExit.Write(tail[loc[0]:])
 		}
 		if len(body) > 0 {
 			_, _ = f.stderr.Write(body)

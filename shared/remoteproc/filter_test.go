@@ -90,6 +90,9 @@ func TestFilterKeepsClientClosingWordsAfterKill(t *testing.T) {
 		{"late\ncommand terminated with exit code 137\n", "early\nlate\n", "command terminated with exit code 137\n"},
 		{"late output\n", "early\nlate output\n", ""},
 		{"command terminated with exit code 137\n", "early\n", "command terminated with exit code 137\n"},
+		// The command was killed mid-line: kubectl's words follow on it.
+		{"no newline", "early\nno newline", ""},
+		{"late, no newlinecommand terminated with exit code 137\n", "early\nlate, no newline", "command terminated with exit code 137\n"},
 	} {
 		var stdout, stderr bytes.Buffer
 		f := NewFilter(&stdout, &stderr, true)

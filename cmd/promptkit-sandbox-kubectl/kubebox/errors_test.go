@@ -15,6 +15,7 @@ import (
 )
 
 func TestOpenErrors(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t)
 	c.srv.AddPod(testNS, "pending-0", nil, map[string]string{"hooks": c.hooks})
 	c.srv.SetPhase(testNS, "pending-0", corev1.PodPending)
@@ -59,6 +60,7 @@ func TestOpenErrors(t *testing.T) {
 }
 
 func TestCallErrors(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t)
 	eachTransport(t, func(t *testing.T, tr string) {
 		sb := c.open(t, tr, nil)
@@ -81,6 +83,7 @@ func TestCallErrors(t *testing.T) {
 }
 
 func TestSelectorResolvesAndReResolves(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t)
 	eachTransport(t, func(t *testing.T, tr string) {
 		a, b := startContainer(t, "pod-a"), startContainer(t, "pod-b")
@@ -163,6 +166,7 @@ func deadURL(t *testing.T, kubeconfig string) string {
 // exactly Calls (what deploy/kubernetes/rbac.yaml grants): a request
 // beyond them would be forbidden and fail the test.
 func TestCallsAreEnough(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t)
 	var allowed []string
 	for _, call := range Calls {

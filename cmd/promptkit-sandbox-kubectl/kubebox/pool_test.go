@@ -36,6 +36,7 @@ func wrappers(t *testing.T, container string) int {
 }
 
 func TestWarmSessionsServeCallsAndCloseEndsThem(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t)
 	eachTransport(t, func(t *testing.T, tr string) {
 		sb := c.open(t, tr, map[string]any{"warm": 3, "resident": false})
@@ -64,6 +65,7 @@ func TestWarmSessionsServeCallsAndCloseEndsThem(t *testing.T) {
 }
 
 func TestWarmSessionCutBeforeItsCall(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t)
 	eachTransport(t, func(t *testing.T, tr string) {
 		sb := c.open(t, tr, map[string]any{"warm": 2, "resident": false})
@@ -81,6 +83,7 @@ func TestWarmSessionCutBeforeItsCall(t *testing.T) {
 }
 
 func TestWithoutWarmSessions(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t)
 	eachTransport(t, func(t *testing.T, tr string) {
 		sb := c.open(t, tr, map[string]any{"warm": 0, "resident": false})

@@ -10,6 +10,7 @@ import (
 )
 
 func TestStdinStdoutStderrExitCode(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t)
 	eachTransport(t, func(t *testing.T, tr string) {
 		sb := c.open(t, tr, nil)

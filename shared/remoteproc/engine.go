@@ -176,7 +176,7 @@ func (e *Engine) Run(ctx context.Context, c Call, stdout, stderr io.Writer) (int
 
 func (e *Engine) result(ctx context.Context, o outcome, what string, timeout time.Duration) (int, error) {
 	switch {
-	case ctx.Err() != nil:
+	case sandbox.Done(ctx):
 		return 0, sandbox.ContextError(ctx, what, timeout)
 	case o.err != nil && !o.taken:
 		return 0, &notRun{o.err}

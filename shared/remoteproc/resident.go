@@ -24,7 +24,7 @@ func (e *Engine) runResident(ctx context.Context, rc *resident.Client, c Call, w
 	switch {
 	case err == nil:
 		return res.Code, nil
-	case ctx.Err() != nil:
+	case sandbox.Done(ctx):
 		return 0, sandbox.ContextError(ctx, what, c.Timeout)
 	case errors.Is(err, resident.ErrNotFound):
 		return 0, e.notFound(what)

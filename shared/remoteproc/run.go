@@ -74,7 +74,7 @@ func (e *Engine) runIn(ctx context.Context, ss *session, input []byte, what stri
 		return outcome{taken: f.Ran(), err: sandbox.NewError(sandbox.KindTransport,
 			fmt.Sprintf("%s: the exec stream to %s did not end", what, e.t), nil)}
 	}
-	if ctx.Err() != nil {
+	if sandbox.Done(ctx) {
 		return outcome{taken: f.Ran(), err: ctx.Err()}
 	}
 	return e.classify(ctx, ss, what)

@@ -143,6 +143,22 @@ func KindOf(err error) Kind {
 	return KindUnknown
 }
 
+// Done reports whether ctx is done, counting a deadline that has passed
+// but whose timer has not fired yet, and then waits for it to fire, so
+// that ctx.Err (and ContextError) agree. An operation bounded by the
+// deadline itself (a dial, a socket read) can fail on it a moment before
+// ctx says so; asked first, Done keeps such a failure a timeout.
+func Done(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		<-ctx.Done()
+		return true
+	}
+	return false
+}
+
 // ContextError turns a finished context into the matching typed error: a
 // timeout for an expired deadline, a cancellation otherwise. what names the
 // call ("hook pii_redactor", "spawn /bin/sh") and timeout is the limit that

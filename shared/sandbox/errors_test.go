@@ -148,3 +148,24 @@ func TestKindString(t *testing.T) {
 		t.Fatal("Kind.String")
 	}
 }
+
+func TestDone(t *testing.T) {
+	if Done(context.Background()) {
+		t.Error("Done(Background) = true")
+	}
+	live, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	if Done(live) {
+		t.Error("Done of a context an hour from its deadline = true")
+	}
+	// A deadline already past: the context may not know it yet, Done
+	// does, and once it returns the context agrees.
+	past, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Millisecond))
+	defer cancel2()
+	if !Done(past) || !errors.Is(past.Err(), context.DeadlineExceeded) {
+		t.Errorf("Done of a context past its deadline: err %v", past.Err())
+	}
+	if KindOf(ContextError(past, "x", time.Second)) != KindTimeout {
+		t.Error("ContextError after Done is not a timeout")
+	}
+}

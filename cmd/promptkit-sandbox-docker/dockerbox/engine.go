@@ -97,7 +97,7 @@ func isConnErr(err error) bool {
 // engine (KindTransport, naming the endpoint), then the engine's answer
 // as kind.
 func engineErr(ctx context.Context, cli *client.Client, what string, timeout time.Duration, kind sandbox.Kind, op string, err error) error {
-	if ctx.Err() != nil {
+	if sandbox.Done(ctx) {
 		return sandbox.ContextError(ctx, what, timeout)
 	}
 	if isConnErr(err) {

@@ -38,7 +38,9 @@ func GoBuild(t testing.TB, out, pkg, ldflags string) {
 	if testing.Short() {
 		t.Skipf("skipping in -short mode: builds %s with go build (make test runs it)", pkg)
 	}
-	cmd := exec.Command("go", "build", "-o", out, "-ldflags", ldflags, pkg)
+	// Stripped, as make build ships them: a plugin's own binary is the
+	// resident it copies into containers and pods, 30% smaller so.
+	cmd := exec.Command("go", "build", "-trimpath", "-o", out, "-ldflags", strings.TrimSpace("-s -w "+ldflags), pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)

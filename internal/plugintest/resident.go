@@ -33,7 +33,7 @@ func RunWithResident(m *testing.M, pluginPkg string) int {
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "plugin")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, pluginPkg)
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, pluginPkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build the plugin for the resident: %v\n%s", err, out)

@@ -140,7 +140,11 @@ func (s *Sandbox) launchResident(ctx context.Context, t target, img resident.Ima
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, err := s.c.exec(sctx, t, residentArgv(img, "run"), inR, io.MultiWriter(head, outW), diag)
+		// Once the script has said there is no resident, the exec has
+		// nothing more to say: end it rather than wait for the stream to
+		// close, which an API server can take seconds to do.
+		missing := saidMissing{head: head, stop: stop}
+		_, err := s.c.exec(sctx, t, residentArgv(img, "run"), inR, io.MultiWriter(head, missing, outW), diag)
 		if err == nil {
 			err = io.EOF
 		}
@@ -162,6 +166,20 @@ func (s *Sandbox) launchResident(ctx context.Context, t target, img resident.Ima
 	}
 	sess.pid = pid
 	return sess, nil
+}
+
+// saidMissing stops a resident's exec once its output (kept in head)
+// starts with residentMissing.
+type saidMissing struct {
+	head *resident.HeadBuffer
+	stop context.CancelFunc
+}
+
+func (m saidMissing) Write(p []byte) (int, error) {
+	if strings.HasPrefix(m.head.String(), residentMissing+"\n") {
+		m.stop()
+	}
+	return len(p), nil
 }
 
 // installResident copies the resident into t.

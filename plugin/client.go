@@ -132,7 +132,7 @@ func (c *Client) Open(ctx context.Context, name, mode string, cfg map[string]any
 		return nil, c.callError(ctx, "open sandbox "+name, err)
 	}
 	if resp.GetHandle() == "" {
-		return nil, transportError(c.label(), "open sandbox "+name+": no handle in the answer", nil)
+		return nil, connectionError(c.label(), "open sandbox "+name+": no handle in the answer", nil)
 	}
 	limit := resp.GetOutputLimit()
 	switch {
@@ -148,7 +148,7 @@ func (c *Client) Open(ctx context.Context, name, mode string, cfg map[string]any
 // gone: the connection may not have noticed yet.
 func (c *Client) exited() error {
 	if c.done.Err() != nil {
-		return transportError(c.label(), "connection lost: plugin process exited", nil)
+		return connectionError(c.label(), "connection lost: plugin process exited", nil)
 	}
 	return nil
 }
@@ -164,7 +164,7 @@ func (c *Client) callError(ctx context.Context, what string, err error) error {
 	}
 	switch status.Code(err) {
 	case codes.Unavailable, codes.Canceled:
-		return transportError(c.label(), what+": connection lost", statusCause(err))
+		return connectionError(c.label(), what+": connection lost", statusCause(err))
 	}
 	return transportError(c.label(), what, errors.New(status.Convert(err).Message()))
 }

@@ -105,8 +105,29 @@ func statusCause(err error) error {
 	return &wrappedError{msg: st.Message(), err: err}
 }
 
-// transportError reports that the plugin, or the way to it, failed: the
-// message names the plugin so a log line says which one.
-func transportError(plugin, what string, cause error) error {
+// ErrConnection marks the failure of the hop itself: the connection to
+// the plugin process broke, the process is gone, or it broke the
+// protocol. Such an error is also a sandbox.ErrTransport. A backend's own
+// transport error (an engine or API server that did not answer) is not an
+// ErrConnection: the plugin process is fine and goes on serving its other
+// calls, so only an ErrConnection may make a host restart it.
+var ErrConnection = errors.New("the connection to the plugin failed")
+
+// connectionError reports that the plugin process, or the way to it,
+// failed: the message names the plugin so a log line says which one.
+func connectionError(plugin, what string, cause error) error {
+	return &hopError{transportError(plugin, what, cause)}
+}
+
+// hopError is a transport error of the hop; see ErrConnection.
+type hopError struct{ err *sandbox.Error }
+
+func (e *hopError) Error() string        { return e.err.Error() }
+func (e *hopError) Unwrap() error        { return e.err }
+func (e *hopError) Is(target error) bool { return target == ErrConnection }
+
+// transportError reports that the plugin failed a request without the
+// connection failing (it answered with a status no call expects).
+func transportError(plugin, what string, cause error) *sandbox.Error {
 	return &sandbox.Error{Kind: sandbox.KindTransport, Msg: fmt.Sprintf("plugin %s: %s", plugin, what), Err: cause}
 }

@@ -23,6 +23,7 @@ import (
 var targets = []error{
 	sandbox.ErrTimeout, context.DeadlineExceeded, sandbox.ErrStart,
 	sandbox.ErrTransport, sandbox.ErrCanceled, context.Canceled,
+	ErrConnection, // a backend's error never looks like a broken hop
 }
 
 // sameError fails unless remote answers errors.Is, errors.As and KindOf
@@ -233,8 +234,8 @@ func TestServerDiesMidCall(t *testing.T) {
 		t.Fatal("Spawn still running 1s after the server died")
 	}
 	t.Logf("returned %s after the server stopped: %v", time.Since(start), err)
-	if !errors.Is(err, sandbox.ErrTransport) || !strings.HasPrefix(err.Error(), "plugin testplug: connection lost: ") {
-		t.Fatalf("err = %v, want KindTransport naming the plugin", err)
+	if !errors.Is(err, sandbox.ErrTransport) || !errors.Is(err, ErrConnection) || !strings.HasPrefix(err.Error(), "plugin testplug: connection lost: ") {
+		t.Fatalf("err = %v, want KindTransport and ErrConnection naming the plugin", err)
 	}
 	// The server cancelled the call, so the backend killed its process.
 	waitGone(t, pid, 3*time.Second)
@@ -271,7 +272,7 @@ func TestPluginExitEndsCallsInFlight(t *testing.T) {
 	h.exit()
 	select {
 	case err := <-done:
-		if want := "plugin testplug: connection lost: plugin process exited"; err == nil || err.Error() != want || !errors.Is(err, sandbox.ErrTransport) {
+		if want := "plugin testplug: connection lost: plugin process exited"; err == nil || err.Error() != want || !errors.Is(err, sandbox.ErrTransport) || !errors.Is(err, ErrConnection) {
 			t.Fatalf("err = %v, want %q", err, want)
 		}
 	case <-time.After(time.Second):

@@ -113,7 +113,7 @@ func (r *RemoteSandbox) Spawn(ctx context.Context, req sandbox.Request) (resp sa
 			resp.StderrTruncated = m.Result.GetStderrTruncated()
 			return resp, errorOf(m.Result)
 		default:
-			return resp, transportError(r.plugin, "spawn: protocol error", errors.New("empty output message"))
+			return resp, connectionError(r.plugin, "spawn: protocol error", errors.New("empty output message"))
 		}
 	}
 }
@@ -185,7 +185,7 @@ func (r *RemoteSandbox) streamError(ctx context.Context, what string, err error)
 		// not a lost connection.
 		return transportError(r.plugin, "spawn refused", errors.New(st.Message()))
 	}
-	return transportError(r.plugin, "connection lost", statusCause(err))
+	return connectionError(r.plugin, "connection lost", statusCause(err))
 }
 
 // Close releases the sandbox in the plugin; a second Close does nothing.

@@ -171,6 +171,43 @@ func TestCrashMidCallThenRecover(t *testing.T) {
 	goroutinesSettle(t, baseGoroutines)
 }
 
+// TestBackendTransportErrorStaysInItsCall: a backend's transport error
+// (its engine did not answer) is that call's error; the plugin process
+// that reported it is fine, and a call of another sandbox it serves runs
+// on to its end.
+func TestBackendTransportErrorStaysInItsCall(t *testing.T) {
+	dir := t.TempDir()
+	install(t, testPlugin, dir, "promptkit-sandbox-test_v1.0.0")
+	st := trackStarts(t)
+	h := newHost(t, Options{Dirs: []string{dir}, Env: emptyEnv(t)})
+	flaky := open(t, h, config.Sandbox{Name: "flaky", Mode: "test_flaky"})
+	slow := open(t, h, config.Sandbox{Name: "slow", Mode: "test_direct"})
+	done := make(chan error, 1)
+	go func() {
+		resp, err := slow.Spawn(context.Background(), sandbox.Request{Command: "sh", Args: []string{"-c", "sleep 1; printf done"}, Timeout: time.Minute})
+		if err == nil && string(resp.Stdout) != "done" {
+			err = fmt.Errorf("stdout %q", resp.Stdout)
+		}
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the slow call is under way
+	for range 5 {
+		_, err := flaky.Spawn(context.Background(), sandbox.Request{Command: "x"})
+		if !errors.Is(err, sandbox.ErrTransport) || errors.Is(err, plugin.ErrConnection) {
+			t.Fatalf("flaky: err = %v, want the backend's transport error, not a broken connection", err)
+		}
+		if want := "docker engine at unix:///var/run/docker.sock is unreachable"; err.Error() != want {
+			t.Errorf("flaky: err = %q, want %q", err, want)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Errorf("the other sandbox's call: %v", err)
+	}
+	if pids := st.pids(t); len(pids) != 1 {
+		t.Errorf("%d plugin starts, want 1: a backend's error restarted the plugin", len(pids))
+	}
+}
+
 func TestCloseLeavesNoProcess(t *testing.T) {
 	dir := t.TempDir()
 	install(t, testPlugin, dir, "promptkit-sandbox-alpha_v1.0.0")

@@ -56,7 +56,10 @@ func (s *pluginSandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox
 		return sandbox.Response{Err: err}, err
 	}
 	resp, err := rs.Spawn(ctx, req)
-	if errors.Is(err, sandbox.ErrTransport) {
+	// Only the hop's own failure retires the process: a backend's
+	// transport error is this call's alone, and the plugin goes on
+	// serving every other call.
+	if errors.Is(err, plugin.ErrConnection) {
 		s.inst.broken(gen)
 	}
 	return resp, err
@@ -79,7 +82,7 @@ func (s *pluginSandbox) remote(ctx context.Context) (*plugin.RemoteSandbox, int,
 	}
 	rs, err := rpc.Open(ctx, s.name, s.mode, s.cfg)
 	if err != nil {
-		if errors.Is(err, sandbox.ErrTransport) {
+		if errors.Is(err, plugin.ErrConnection) {
 			s.inst.broken(gen)
 		}
 		return nil, 0, err

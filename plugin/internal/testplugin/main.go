@@ -7,6 +7,8 @@
 //	NAME_crash   exits the whole plugin process mid-call
 //	NAME_hang    blocks until the call is cancelled
 //	NAME_flood   writes Args[0] bytes of stdout without a subprocess
+//	NAME_flaky   fails every call with a backend's transport error (an
+//	             engine that did not answer), the process itself fine
 //	shared_echo  echoes stdin; every copy serves it (for pin tests)
 //
 // With TESTPLUGIN_RAWHOP_SOCKET set it is no plugin at all: it answers
@@ -79,6 +81,7 @@ func main() {
 			name + "_crash":  simple(name, crash),
 			name + "_hang":   simple(name, hang),
 			name + "_flood":  simple(name, flood),
+			name + "_flaky":  simple(name, flaky),
 			"shared_echo":    simple(name, echo(name, log)),
 		},
 		ConfigKeys: map[string][]string{
@@ -122,6 +125,11 @@ func crash(context.Context, sandbox.Request) (sandbox.Response, error) {
 func hang(ctx context.Context, _ sandbox.Request) (sandbox.Response, error) {
 	<-ctx.Done()
 	err := sandbox.ContextError(ctx, "hang", 0)
+	return sandbox.Response{Err: err}, err
+}
+
+func flaky(context.Context, sandbox.Request) (sandbox.Response, error) {
+	err := sandbox.NewError(sandbox.KindTransport, "docker engine at unix:///var/run/docker.sock is unreachable", nil)
 	return sandbox.Response{Err: err}, err
 }
 

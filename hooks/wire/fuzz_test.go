@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -16,6 +17,12 @@ func FuzzParseVerdict(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
+	for _, seed := range []string{
+		`{"allow":false,"allow":true}`, `{"allow":false,"Allow":true}`, `{"ALLOW":true}`,
+		`{"allow":true,"metadata":{"k":1,"k":2}}`, `{"allow":true,"x":{"a":[{"b":1,"b":2}]}}`,
+	} {
+		f.Add([]byte(seed))
+	}
 	for _, v := range loadVectors(f) {
 		f.Add([]byte(v.Stdin))
 	}
@@ -23,6 +30,9 @@ func FuzzParseVerdict(f *testing.F) {
 		v, err := ParseVerdict(out)
 		if err != nil {
 			return
+		}
+		if v.Allow && !unambiguousAllow(out) {
+			t.Fatalf("allowed %q: want one \"allow\" key (in any case) at the top, its value true", out)
 		}
 		again, err := json.Marshal(v)
 		if err != nil {
@@ -41,6 +51,79 @@ func FuzzParseVerdict(f *testing.F) {
 			t.Fatalf("verdict changed on a round trip\nfirst: %+v\nagain: %+v", v, back)
 		}
 	})
+}
+
+// unambiguousAllow is the fuzz oracle for an allow: out is one JSON
+// object whose top level has exactly one key that any decoder could take
+// for "allow" (encoding/json matches struct fields regardless of case),
+// and its value is true, and which no decoder could read two ways (no
+// object anywhere in it holds a key twice).
+func unambiguousAllow(out []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(out))
+	var top map[string]json.RawMessage
+	if dec.Decode(&top) != nil {
+		return false
+	}
+	n := 0
+	for k, raw := range top {
+		if strings.EqualFold(k, "allow") {
+			n++
+			if string(raw) != "true" {
+				return false
+			}
+		}
+	}
+	return n == 1 && !repeatsAKey(out)
+}
+
+// repeatsAKey reports whether any object in doc holds a key twice,
+// counting the top level's keys without regard to case. It decodes each
+// object twice, into a map and into a list of its members, and compares
+// the counts: a map keeps one member per key.
+func repeatsAKey(doc []byte) bool {
+	var v any
+	if json.Unmarshal(doc, &v) != nil {
+		return true
+	}
+	var walk func(raw json.RawMessage, top bool) bool
+	walk = func(raw json.RawMessage, top bool) bool {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		tok, err := dec.Token()
+		if err != nil {
+			return true
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return true
+				}
+				k := kt.(string)
+				if top {
+					k = strings.ToLower(k)
+				}
+				if seen[k] {
+					return true
+				}
+				seen[k] = true
+				var member json.RawMessage
+				if dec.Decode(&member) != nil || walk(member, false) {
+					return true
+				}
+			}
+		case json.Delim('['):
+			for dec.More() {
+				var member json.RawMessage
+				if dec.Decode(&member) != nil || walk(member, false) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(doc, true)
 }
 
 // fuzzCalls are the hook calls FuzzDecodeInput picks from. The fuzzer

@@ -20,6 +20,8 @@ func TestDecodeInputErrors(t *testing.T) {
 			`input: hook "eval" has no phases, got phase "after_call"`},
 
 		// The document.
+		{"duplicate key", "provider", "before_call", `{"request":{"Model":"a","Model":"b"}}`,
+			`input: key "Model" appears twice in one object: PromptKit never sends that, and decoders disagree on which counts`},
 		{"empty", "provider", "before_call", " \n\t", `input: empty document, want a JSON object`},
 		{"syntax", "provider", "before_call", "{\n  \"request\": {\n    \"Model\": ,\n  }\n}",
 			`input: invalid JSON at line 3, column 14: invalid character ',' looking for beginning of value`},

@@ -71,6 +71,12 @@ func ParseVerdictQuoting(stdout []byte, quote Quoter) (Verdict, error) {
 	if !isObject(data) {
 		return Verdict{}, invalidVerdict("want a JSON object, got %s", jsonKind(data))
 	}
+	if k, dup := duplicateKey(data, true); dup {
+		// Decoders disagree on which of the two counts: a filter fails
+		// closed rather than pick one.
+		key, _ := json.Marshal(k)
+		return Verdict{}, invalidVerdict("key %s appears twice in one object (keys of the verdict itself count as the same regardless of case)", q.json(key))
+	}
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(data, &members); err != nil {
 		return Verdict{}, invalidVerdict("%v", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/altairalabs/promptkit-sandbox/plugin/host"
+	"github.com/altairalabs/promptkit-sandbox/shared/bounded"
 )
 
 // commonFlags are accepted by every command.
@@ -58,3 +59,34 @@ type stringList []string
 
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// DefaultMaxInput is how much a command reads of its input (a hook's
+// payload, spawn's stdin) unless --max-input says otherwise: far more than
+// a conversation with images needs, far less than a runaway pipe.
+const DefaultMaxInput = 64 << 20
+
+// sizeFlag is a size in bytes, written as Docker writes one ("64m").
+type sizeFlag int64
+
+func (s *sizeFlag) String() string { return bounded.Size(int64(*s)) }
+func (s *sizeFlag) Set(v string) error {
+	n, err := bounded.ParseSize(v)
+	if err != nil {
+		return err
+	}
+	if n <= 0 {
+		return fmt.Errorf("size %q: want more than nothing", v)
+	}
+	*s = sizeFlag(n)
+	return nil
+}
+
+// maxInputFlag adds --max-input to fs.
+func maxInputFlag(fs *flag.FlagSet) *sizeFlag {
+	limit := sizeFlag(DefaultMaxInput)
+	fs.Var(&limit, "max-input", "read at most this much input (e.g. 64m, 1g); more is an error")
+	return &limit
+}
+
+// maxInputHint tells a user whose input was too large what to do.
+const maxInputHint = "raise the limit with --max-input"

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/hooks"
 	"github.com/altairalabs/promptkit-sandbox/hooks/wire"
+	"github.com/altairalabs/promptkit-sandbox/shared/bounded"
 )
 
 func (e *cliEnv) hook(args []string) int {
@@ -31,6 +31,7 @@ func (e *cliEnv) hookRun(args []string) int {
 	name := fs.String("hook", "", "name of the hook under spec.hooks (required)")
 	phase := fs.String("phase", "", "phase to fire, e.g. before_call (not used by eval hooks)")
 	input := fs.String("input", "-", "payload JSON file, or - for stdin")
+	maxInput := maxInputFlag(fs)
 	if ok, code := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -57,7 +58,7 @@ func (e *cliEnv) hookRun(args []string) int {
 		e.errorf("hook run: --phase is required for a %s hook (its phases: %s)", h.Type, strings.Join(h.Phases, ", "))
 		return exitUsage
 	}
-	data, err := e.readInput(*input)
+	data, err := e.readInput(*input, int64(*maxInput))
 	if err != nil {
 		_ = rt.Close(context.Background())
 		e.errorf("hook run: %v", err)
@@ -99,15 +100,15 @@ func (e *cliEnv) hookRun(args []string) int {
 	return exitOK
 }
 
-func (e *cliEnv) readInput(path string) ([]byte, error) {
+func (e *cliEnv) readInput(path string, limit int64) ([]byte, error) {
 	if path == "-" {
-		data, err := io.ReadAll(e.stdin)
+		data, err := bounded.Read(e.stdin, limit, "the input on stdin", maxInputHint)
 		if err != nil {
 			return nil, fmt.Errorf("read input from stdin: %w", err)
 		}
 		return data, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, limit, "input file "+path, maxInputHint)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("input file %s does not exist", path)

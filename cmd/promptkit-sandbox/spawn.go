@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/altairalabs/promptkit-sandbox/shared/bounded"
 	"github.com/altairalabs/promptkit-sandbox/shared/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
@@ -21,6 +21,7 @@ func (e *cliEnv) spawn(args []string) int {
 	timeout := fs.Duration("timeout", 0, "kill the command after this long (default: the sandbox's own, 10s for direct)")
 	var env stringList
 	fs.Var(&env, "env", "KEY=value to set, or KEY to forward from this environment (repeatable)")
+	maxInput := maxInputFlag(fs)
 	if ok, code := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -43,7 +44,7 @@ func (e *cliEnv) spawn(args []string) int {
 		return exitUsage
 	}
 
-	stdin, err := e.spawnStdin()
+	stdin, err := e.spawnStdin(int64(*maxInput))
 	if err != nil {
 		e.errorf("spawn: %v", err)
 		return exitUsage
@@ -92,13 +93,13 @@ func (e *cliEnv) spawnExitCode(err error) int {
 
 // spawnStdin reads what is piped to us; a terminal is not read, so an
 // interactive `spawn` does not sit waiting for EOF.
-func (e *cliEnv) spawnStdin() ([]byte, error) {
+func (e *cliEnv) spawnStdin(limit int64) ([]byte, error) {
 	if f, ok := e.stdin.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 			return nil, nil
 		}
 	}
-	data, err := io.ReadAll(e.stdin)
+	data, err := bounded.Read(e.stdin, limit, "stdin", maxInputHint)
 	if err != nil {
 		return nil, fmt.Errorf("read stdin: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/altairalabs/promptkit-sandbox/shared/bounded"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -83,11 +84,15 @@ func (f *File) Sandbox(name string) (*Sandbox, bool) {
 	return nil, false
 }
 
+// MaxFileSize bounds a RuntimeConfig file: a config is a few kilobytes,
+// and a path that names a device or a pipe must not be read forever.
+const MaxFileSize = 4 << 20
+
 // Load reads and parses the RuntimeConfig at path. A file that cannot be
-// read yields the os error unchanged; a file that is not valid yields an
-// *Error.
+// read yields the os error unchanged, one larger than MaxFileSize a
+// *bounded.TooLargeError; a file that is not valid yields an *Error.
 func Load(path string, opts Options) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, MaxFileSize, "RuntimeConfig "+path, "")
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/shared/bounded"
 	"github.com/altairalabs/promptkit-sandbox/shared/remoteproc"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
@@ -360,30 +361,15 @@ func parseMount(spec string) (string, error) {
 // parseMemory reads a docker-style size: a number of bytes with an
 // optional binary unit b, k, m or g ("256m", "1g", "1048576").
 func parseMemory(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := int64(1)
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'b':
-			t = t[:n-1]
-		case 'k':
-			mult, t = 1<<10, t[:n-1]
-		case 'm':
-			mult, t = 1<<20, t[:n-1]
-		case 'g':
-			mult, t = 1<<30, t[:n-1]
-		}
+	n, err := bounded.ParseSize(s)
+	if err != nil {
+		return 0, err
 	}
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || t == "" || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("invalid size %q (want e.g. \"256m\", \"1g\" or a number of bytes)", s)
-	}
-	bytes := v * float64(mult)
 	const minMemory = 6 << 20 // the engine refuses less
-	if bytes < minMemory || bytes > math.MaxInt64/2 {
+	if n < minMemory {
 		return 0, fmt.Errorf("size %q out of range (at least 6m)", s)
 	}
-	return int64(bytes), nil
+	return n, nil
 }
 
 // parseCPUs reads a number of CPUs ("0.5", "2") as nano-CPUs.

@@ -1,0 +1,101 @@
+// Package bounded reads whole inputs (a config file, a hook's input)
+// without trusting their size: a read stops one byte past its limit and
+// fails with a TooLargeError that says what was too large and what the
+// limit is, so /dev/zero or a runaway pipe costs at most the limit in
+// memory, never all of it.
+package bounded
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// TooLargeError is an input past its limit.
+type TooLargeError struct {
+	What  string // "input", "config file x.yaml"
+	Limit int64  // bytes
+	Hint  string // how to raise the limit, if it can be raised
+}
+
+func (e *TooLargeError) Error() string {
+	msg := fmt.Sprintf("%s is larger than %s", e.What, Size(e.Limit))
+	if e.Hint != "" {
+		msg += " (" + e.Hint + ")"
+	}
+	return msg
+}
+
+// Read reads r to its end, or fails with a *TooLargeError naming what as
+// soon as it has read more than limit bytes.
+func Read(r io.Reader, limit int64, what, hint string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, &TooLargeError{What: what, Limit: limit, Hint: hint}
+	}
+	return data, nil
+}
+
+// ReadFile reads the file at path as Read does. The file's reported size
+// is not trusted: devices and pipes report none.
+func ReadFile(path string, limit int64, what, hint string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := Read(f, limit, what, hint)
+	if err != nil && !errors.As(err, new(*TooLargeError)) {
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	return data, err
+}
+
+// Size renders n bytes for a message: "64 MiB", "1500 bytes".
+func Size(n int64) string {
+	for _, u := range []struct {
+		shift uint
+		name  string
+	}{{30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return strconv.FormatInt(n>>u.shift, 10) + " " + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// ParseSize reads a size as Docker writes one: a number of bytes, or a
+// number with a suffix b, k, m or g (powers of 1024, either case, "1.5g"
+// allowed).
+func ParseSize(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'b':
+			t = t[:n-1]
+		case 'k':
+			mult, t = 1<<10, t[:n-1]
+		case 'm':
+			mult, t = 1<<20, t[:n-1]
+		case 'g':
+			mult, t = 1<<30, t[:n-1]
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || t == "" || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return 0, fmt.Errorf("invalid size %q (want e.g. \"256m\", \"1g\" or a number of bytes)", s)
+	}
+	n := v * float64(mult)
+	if n > math.MaxInt64/2 {
+		return 0, fmt.Errorf("size %q is out of range", s)
+	}
+	return int64(n), nil
+}

@@ -1,0 +1,41 @@
+package bounded
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRead(t *testing.T) {
+	data, err := Read(strings.NewReader("12345"), 5, "input", "")
+	if err != nil || string(data) != "12345" {
+		t.Fatalf("at the limit: %q, %v", data, err)
+	}
+	_, err = Read(strings.NewReader("123456"), 5, "input", "raise it with --max-input")
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || tl.Limit != 5 || err.Error() != "input is larger than 5 bytes (raise it with --max-input)" {
+		t.Fatalf("past the limit: %v", err)
+	}
+}
+
+func TestReadFileStopsAtTheLimit(t *testing.T) {
+	// /dev/zero never ends: the read must stop one byte past the limit.
+	_, err := ReadFile("/dev/zero", 1<<20, "config file /dev/zero", "")
+	if err == nil || err.Error() != "config file /dev/zero is larger than 1 MiB" {
+		t.Fatalf("err = %v", err)
+	}
+	_, err = ReadFile(filepath.Join(t.TempDir(), "missing"), 10, "x", "")
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
+	}
+}
+
+func TestSize(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 bytes", 1500: "1500 bytes", 1 << 10: "1 KiB", 64 << 20: "64 MiB", 3 << 30: "3 GiB", 1<<20 + 1: "1048577 bytes"} {
+		if got := Size(n); got != want {
+			t.Errorf("Size(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -69,20 +69,36 @@ func (r *RemoteSandbox) Spawn(ctx context.Context, req sandbox.Request) (resp sa
 		return resp, err
 	}
 
-	// The stream ends when the caller gives up or the plugin process is
-	// known to be gone, whichever comes first.
+	// The stream ends when the caller gives up, the plugin process is
+	// known to be gone, or the plugin has not answered HopGrace past the
+	// call's timeout, whichever comes first: the host holds the timeout
+	// whatever the plugin does.
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(r.client.done, cancel)
 	defer stop()
+	var deadline time.Time
+	if req.Timeout > 0 {
+		deadline = time.Now().Add(req.Timeout)
+		var cancelHop context.CancelFunc
+		sctx, cancelHop = context.WithDeadline(sctx, deadline.Add(HopGrace))
+		defer cancelHop()
+	}
+	fail := func(err error) error {
+		if ctx.Err() == nil && sandbox.Done(sctx) && r.client.exited() == nil {
+			return sandbox.NewError(sandbox.KindTimeout, fmt.Sprintf("%s: timed out after %s (plugin %s did not answer within %s of it)",
+				what, req.Timeout, r.plugin, HopGrace), nil)
+		}
+		return r.streamError(ctx, what, req.Timeout, err)
+	}
 
 	stream, err := r.client.rpc.Spawn(sctx, grpc.MaxCallRecvMsgSize(maxMessage))
 	if err != nil {
-		return resp, r.streamError(ctx, what, err)
+		return resp, fail(err)
 	}
 	if err := r.send(stream, req); err != nil {
 		if !errors.Is(err, io.EOF) {
-			return resp, r.streamError(ctx, what, err)
+			return resp, fail(err)
 		}
 		// io.EOF: the plugin ended the stream; its status is read below.
 	}
@@ -99,7 +115,7 @@ func (r *RemoteSandbox) Spawn(ctx context.Context, req sandbox.Request) (resp sa
 			if errors.Is(err, io.EOF) {
 				err = errors.New("stream ended without a result")
 			}
-			return resp, r.streamError(ctx, what, err)
+			return resp, fail(err)
 		}
 		switch m := msg.GetMsg().(type) {
 		case *sandboxpb.SpawnOutput_Stdout:
@@ -111,7 +127,14 @@ func (r *RemoteSandbox) Spawn(ctx context.Context, req sandbox.Request) (resp sa
 			stderr.write(m.Result.GetStderr())
 			resp.StdoutTruncated = m.Result.GetStdoutTruncated()
 			resp.StderrTruncated = m.Result.GetStderrTruncated()
-			return resp, errorOf(m.Result)
+			err := errorOf(m.Result)
+			if !deadline.IsZero() && time.Now().After(deadline) && (err == nil || sandbox.KindOf(err) == sandbox.KindExit) {
+				// The plugin let the call run past its timeout: what it
+				// says came too late to count.
+				return resp, sandbox.NewError(sandbox.KindTimeout, fmt.Sprintf("%s: timed out after %s (plugin %s answered after it)",
+					what, req.Timeout, r.plugin), nil)
+			}
+			return resp, err
 		default:
 			return resp, connectionError(r.plugin, "spawn: protocol error", errors.New("empty output message"))
 		}
@@ -153,14 +176,22 @@ func (r *RemoteSandbox) send(stream sandboxpb.Sandbox_SpawnClient, req sandbox.R
 	return stream.CloseSend()
 }
 
+// HopGrace is how long past a call's timeout the host waits for the
+// plugin's answer. A backend reports its own timeout, with what the hook
+// wrote, once it has killed the call; a plugin that has not answered
+// within HopGrace of it is frozen or ignores its deadline, and the call
+// ends as a timeout without it (the plugin's side of the stream is
+// cancelled, so a live backend still kills what it started).
+const HopGrace = time.Second
+
 // deadlineSkew is how far apart the host's and the plugin's clocks may
 // see the same deadline pass.
 const deadlineSkew = 100 * time.Millisecond
 
 // streamError classifies what ended a Spawn stream early.
-func (r *RemoteSandbox) streamError(ctx context.Context, what string, err error) error {
+func (r *RemoteSandbox) streamError(ctx context.Context, what string, timeout time.Duration, err error) error {
 	if ctx.Err() != nil {
-		return sandbox.ContextError(ctx, what, 0)
+		return sandbox.ContextError(ctx, what, timeout)
 	}
 	if err := r.client.exited(); err != nil {
 		return err
@@ -174,7 +205,7 @@ func (r *RemoteSandbox) streamError(ctx context.Context, what string, err error)
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < deadlineSkew {
 			select {
 			case <-ctx.Done():
-				return sandbox.ContextError(ctx, what, 0)
+				return sandbox.ContextError(ctx, what, timeout)
 			case <-time.After(time.Until(deadline) + deadlineSkew):
 			}
 		}

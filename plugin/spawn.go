@@ -53,19 +53,33 @@ func (s *server) Spawn(stream sandboxpb.Sandbox_SpawnServer) error {
 	// the backend streams); what is left at the end rides with the result,
 	// so a hook's verdict and its stderr come back in one message.
 	out := &streamWriter{stream: stream}
+	if req.Timeout > 0 {
+		// The host waits only HopGrace past the timeout for the result:
+		// what the hook wrote goes out when the timeout fires, not only
+		// once the backend has finished killing the call.
+		flush := time.AfterFunc(req.Timeout, out.flush)
+		defer flush.Stop()
+	}
 	resp, err := s.spawn(ctx, sb, req, out)
 	s.leave()
 	if err == nil {
 		err = resp.Err
 	}
 	s.log.Trace("spawned", "sandbox", sb.Name(), "command", req.Command, "error", err)
+	result := resultOf(resp, err)
+	// Under mu: the flush timer may be sending at this very moment.
+	out.mu.Lock()
+	defer out.mu.Unlock()
 	if out.err != nil {
 		return out.err
 	}
-	result := resultOf(resp, err)
 	result.Stdout, result.Stderr = out.out.buf, out.errs.buf
+	out.err = errResultSent // a flush that fires late sends nothing
 	return stream.Send(&sandboxpb.SpawnOutput{Msg: &sandboxpb.SpawnOutput_Result{Result: result}})
 }
+
+// errResultSent ends a streamWriter once the result has gone out.
+var errResultSent = errors.New("the result is sent")
 
 // spawn calls the backend, handing its output to out: as it is produced
 // when the backend is a sandbox.Streamer, all at once after it returns
@@ -92,13 +106,15 @@ func (s *server) spawn(ctx context.Context, sb sandbox.Sandbox, req sandbox.Requ
 
 // streamWriter sends a backend's output as it is written. Each stream is
 // gathered into chunks of flushAt bytes first, so a hook's few bytes of
-// output are not sent on their own but with the result. stdout and stderr
-// come from two goroutines and a gRPC stream takes one sender at a time.
-// The first send error is kept and later writes are dropped (the stream
-// is gone; the backend keeps draining its process).
+// output are not sent on their own but with the result, unless flush
+// sends them sooner. stdout and stderr come from two goroutines, flush
+// from a timer, and a gRPC stream takes one sender at a time: mu guards
+// the pending output and the stream. The first send error is kept and
+// later writes are dropped (the stream is gone; the backend keeps
+// draining its process).
 type streamWriter struct {
 	stream chunkSender
-	mu     sync.Mutex // serializes Send
+	mu     sync.Mutex
 	err    error
 	out    pending
 	errs   pending
@@ -108,7 +124,7 @@ type streamWriter struct {
 // that per-message costs vanish, small enough to overlap with the process.
 const flushAt = 256 << 10
 
-// pending is one stream's output not yet sent; only its writer touches it.
+// pending is one stream's output not yet sent.
 type pending struct {
 	buf  []byte
 	wrap func([]byte) *sandboxpb.SpawnOutput
@@ -132,9 +148,11 @@ type streamSink struct {
 // Write gathers p and sends every full chunk; gRPC has serialized a
 // message before Send returns, so nothing of p is held on to.
 func (s streamSink) Write(p []byte) (int, error) {
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
 	s.p.buf = append(s.p.buf, p...)
 	for len(s.p.buf) >= flushAt {
-		if err := s.w.send(s.p.wrap(s.p.buf[:flushAt])); err != nil {
+		if err := s.w.sendLocked(s.p.wrap(s.p.buf[:flushAt])); err != nil {
 			s.p.buf = nil
 			return 0, err
 		}
@@ -143,9 +161,21 @@ func (s streamSink) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (w *streamWriter) send(msg *sandboxpb.SpawnOutput) error {
+// flush sends what both streams have gathered.
+func (w *streamWriter) flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	for _, p := range []*pending{&w.out, &w.errs} {
+		if len(p.buf) > 0 && p.wrap != nil {
+			if w.sendLocked(p.wrap(p.buf)) != nil {
+				return
+			}
+			p.buf = p.buf[:0]
+		}
+	}
+}
+
+func (w *streamWriter) sendLocked(msg *sandboxpb.SpawnOutput) error {
 	if w.err != nil {
 		return w.err
 	}

@@ -208,6 +208,64 @@ func TestBackendTransportErrorStaysInItsCall(t *testing.T) {
 	}
 }
 
+// TestHostHoldsTheTimeout: the host ends a call HopGrace past its
+// timeout whatever the plugin does (a backend that ignores its context,
+// a plugin frozen with SIGSTOP), and a result that arrives after the
+// timeout is a timeout.
+func TestHostHoldsTheTimeout(t *testing.T) {
+	dir := t.TempDir()
+	install(t, testPlugin, dir, "promptkit-sandbox-test_v1.0.0")
+	st := trackStarts(t)
+	h := newHost(t, Options{Dirs: []string{dir}, Env: emptyEnv(t)})
+	deaf := open(t, h, config.Sandbox{Name: "deaf", Mode: "test_deaf"})
+	const timeout = time.Second
+	bounded := func(t *testing.T, start time.Time, err error) {
+		t.Helper()
+		took := time.Since(start)
+		if !errors.Is(err, sandbox.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, plugin.ErrConnection) {
+			t.Errorf("err = %v, want a timeout", err)
+		}
+		if !strings.Contains(fmt.Sprint(err), "timed out after 1s") {
+			t.Errorf("err = %q, want it to say timed out after 1s", err)
+		}
+		if took < timeout || took > timeout+plugin.HopGrace+500*time.Millisecond {
+			t.Errorf("returned after %v, want within %v of the %v timeout", took, plugin.HopGrace+500*time.Millisecond, timeout)
+		}
+	}
+	t.Run("ignores its context", func(t *testing.T) {
+		start := time.Now()
+		_, err := deaf.Spawn(context.Background(), sandbox.Request{Command: "x", Args: []string{"30s"}, Timeout: timeout})
+		bounded(t, start, err)
+	})
+	t.Run("answers late", func(t *testing.T) {
+		start := time.Now()
+		resp, err := deaf.Spawn(context.Background(), sandbox.Request{Command: "x", Args: []string{"1400ms"}, Timeout: timeout})
+		bounded(t, start, err)
+		if string(resp.Stdout) != "late" {
+			t.Errorf("stdout = %q, want what the plugin sent", resp.Stdout)
+		}
+	})
+	t.Run("frozen", func(t *testing.T) {
+		direct := open(t, h, config.Sandbox{Name: "direct", Mode: "test_direct"})
+		pids := st.pids(t)
+		if len(pids) != 1 {
+			t.Fatalf("%d plugin processes, want 1", len(pids))
+		}
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() {
+			_, err := direct.Spawn(context.Background(), sandbox.Request{Command: "sleep", Args: []string{"30"}, Timeout: timeout})
+			done <- err
+		}()
+		time.Sleep(200 * time.Millisecond)
+		if err := syscall.Kill(pids[0], syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = syscall.Kill(pids[0], syscall.SIGCONT) }()
+		bounded(t, start, <-done)
+	})
+}
+
 func TestCloseLeavesNoProcess(t *testing.T) {
 	dir := t.TempDir()
 	install(t, testPlugin, dir, "promptkit-sandbox-alpha_v1.0.0")

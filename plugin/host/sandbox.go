@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/altairalabs/promptkit-sandbox/hooks/config"
@@ -51,8 +52,22 @@ func (s *pluginSandbox) Name() string { return s.name }
 func (s *pluginSandbox) Plugin() string { return s.inst.cand.String() }
 
 func (s *pluginSandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Response, error) {
+	if req.Timeout > 0 {
+		// The call's timeout bounds all of it: starting a plugin process
+		// again and reopening the sandbox in it too.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, req.Timeout+plugin.HopGrace)
+		defer cancel()
+	}
 	rs, gen, err := s.remote(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			err = sandbox.ContextError(ctx, fmt.Sprintf("command %q: reopen sandbox %s in plugin %s", req.Command, s.name, s.Plugin()), req.Timeout)
+		} else if sandbox.KindOf(err) == sandbox.KindUnknown {
+			// The plugin rejected the configuration it accepted before:
+			// nothing ran.
+			err = sandbox.Errorf(sandbox.KindStart, "reopen sandbox %s in plugin %s: %w", s.name, s.Plugin(), err)
+		}
 		return sandbox.Response{Err: err}, err
 	}
 	resp, err := rs.Spawn(ctx, req)

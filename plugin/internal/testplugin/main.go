@@ -7,6 +7,8 @@
 //	NAME_crash   exits the whole plugin process mid-call
 //	NAME_hang    blocks until the call is cancelled
 //	NAME_flood   writes Args[0] bytes of stdout without a subprocess
+//	NAME_deaf    ignores its context: sleeps Args[0] (a duration), then
+//	             succeeds, printing "late"
 //	NAME_flaky   fails every call with a backend's transport error (an
 //	             engine that did not answer), the process itself fine
 //	shared_echo  echoes stdin; every copy serves it (for pin tests)
@@ -82,6 +84,7 @@ func main() {
 			name + "_hang":   simple(name, hang),
 			name + "_flood":  simple(name, flood),
 			name + "_flaky":  simple(name, flaky),
+			name + "_deaf":   simple(name, deaf),
 			"shared_echo":    simple(name, echo(name, log)),
 		},
 		ConfigKeys: map[string][]string{
@@ -126,6 +129,15 @@ func hang(ctx context.Context, _ sandbox.Request) (sandbox.Response, error) {
 	<-ctx.Done()
 	err := sandbox.ContextError(ctx, "hang", 0)
 	return sandbox.Response{Err: err}, err
+}
+
+func deaf(_ context.Context, req sandbox.Request) (sandbox.Response, error) {
+	if len(req.Args) > 0 {
+		if d, err := time.ParseDuration(req.Args[0]); err == nil {
+			time.Sleep(d)
+		}
+	}
+	return sandbox.Response{Stdout: []byte("late")}, nil
 }
 
 func flaky(context.Context, sandbox.Request) (sandbox.Response, error) {

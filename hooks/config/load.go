@@ -118,6 +118,37 @@ func Parse(path string, data []byte, opts Options) (*File, error) {
 	return f, nil
 }
 
+// APIVersion and Kind are what PromptKit requires of a RuntimeConfig's
+// apiVersion and kind. Both may be left out here; when present they must
+// be these, so a Kubernetes manifest or another PromptKit document is not
+// taken for a RuntimeConfig.
+const (
+	APIVersion = "promptkit.altairalabs.ai/v1alpha1"
+	Kind       = "RuntimeConfig"
+)
+
+// checkIdentity checks apiVersion and kind, when present.
+func (p *parser) checkIdentity(top []pair) {
+	for key, want := range map[string]string{"apiVersion": APIVersion, "kind": Kind} {
+		e, ok := find(top, key)
+		if !ok {
+			continue
+		}
+		v := p.deref(e.value, key)
+		switch {
+		case v.Kind == yaml.ScalarNode && !isNull(v) && v.Value == want:
+		case v.Kind == yaml.ScalarNode && !isNull(v):
+			got := v.Value
+			if len(got) > 60 {
+				got = got[:60] + "..."
+			}
+			p.addAt(e.value, key, "must be %q (a PromptKit RuntimeConfig), got %q", want, got)
+		default:
+			p.addAt(e.value, key, "must be %q (a PromptKit RuntimeConfig), got %s", want, describe(v))
+		}
+	}
+}
+
 const (
 	specKey      = "spec"
 	pluginsKey   = "spec.plugins"
@@ -173,7 +204,9 @@ func (p *parser) parse(data []byte) *File {
 		return nil
 	}
 	f := &File{Path: p.file, Dir: p.dir}
-	spec, ok := find(p.entries(top, ""), specKey)
+	topEntries := p.entries(top, "")
+	p.checkIdentity(topEntries)
+	spec, ok := find(topEntries, specKey)
 	if !ok {
 		p.addAt(top, "", "missing required key %q", specKey)
 		return f

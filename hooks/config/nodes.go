@@ -177,6 +177,11 @@ func (p *parser) mergeSources(v *yaml.Node, entry string, active map[*yaml.Node]
 // values, and PromptKit, which does that, would reject the file. Aliases
 // are not followed: what they point to is checked where it is written.
 func (p *parser) checkDuplicates(n *yaml.Node, path string) {
+	if n.Style&yaml.TaggedStyle != 0 {
+		// PromptKit decodes a tagged value (!!binary base64-decodes it)
+		// where this loader reads its text: the two would disagree.
+		p.addAt(n, path, "YAML tag %s is not supported: write the value without it", n.Tag)
+	}
 	switch n.Kind {
 	case yaml.MappingNode:
 		first := map[string]*yaml.Node{}

@@ -21,6 +21,16 @@ var problemCases = []struct {
 	{"spec missing", "kind: RuntimeConfig\n", `runtime.yaml:1:1: missing required key "spec"`},
 	{"spec not a mapping", "kind: RuntimeConfig\nspec: [a]\n", `runtime.yaml:2:7: spec: must be a mapping, got a list`},
 	{"spec null", "spec:\n", `runtime.yaml:1:6: spec: must be a mapping, got null`},
+	{"a Kubernetes Pod", "apiVersion: v1\nkind: Pod\nspec: {}\n",
+		"runtime.yaml:1:13: apiVersion: must be \"promptkit.altairalabs.ai/v1alpha1\" (a PromptKit RuntimeConfig), got \"v1\"\n" +
+			`runtime.yaml:2:7: kind: must be "RuntimeConfig" (a PromptKit RuntimeConfig), got "Pod"`},
+	{"another PromptKit kind", "apiVersion: promptkit.altairalabs.ai/v1alpha1\nkind: Arena\nspec: {}\n",
+		`runtime.yaml:2:7: kind: must be "RuntimeConfig" (a PromptKit RuntimeConfig), got "Arena"`},
+	{"kind a list", "kind: [RuntimeConfig]\nspec: {}\n",
+		`runtime.yaml:1:7: kind: must be "RuntimeConfig" (a PromptKit RuntimeConfig), got a list`},
+	{"binary tag", "spec:\n  sandboxes:\n    s:\n      mode: !!binary ZGlyZWN0\n",
+		"runtime.yaml:4:13: spec.sandboxes.s.mode: YAML tag !!binary is not supported: write the value without it\n" +
+			`runtime.yaml:4:13: spec.sandboxes.s: unknown sandbox mode "ZGlyZWN0" (known modes: direct, docker_run, kubectl_exec)`},
 	{"second document", "spec: {}\n---\nspec: {}\n", `runtime.yaml:2:1: a RuntimeConfig is a single YAML document; found a second one`},
 	{"invalid utf-8", "spec:\n  hooks: \xff\n", `runtime.yaml:2:10: invalid UTF-8 (byte 0xFF)`},
 	{"control character", "spec:\n  x: \"a\x01\"\n", `runtime.yaml:2:8: control character U+0001 is not allowed`},
@@ -56,7 +66,9 @@ var problemCases = []struct {
 	{"empty reference", "spec:\n  sandboxes:\n    box:\n      mode: kubectl_exec\n      pod: a${}\n", `runtime.yaml:5:12: spec.sandboxes.box: empty variable name "${}" in key "pod"`},
 	{"invalid variable name", "spec:\n  sandboxes:\n    box:\n      mode: kubectl_exec\n      pod: ${POD-NAME}\n", `runtime.yaml:5:12: spec.sandboxes.box: invalid variable name "POD-NAME" in key "pod" (use letters, digits and underscores, not starting with a digit)`},
 	{"infinite number", "spec:\n  sandboxes:\n    box:\n      mode: docker_run\n      cpus: .inf\n", `runtime.yaml:5:13: spec.sandboxes.box: key "cpus": .inf is not a finite number`},
-	{"integer out of range", "spec:\n  sandboxes:\n    box:\n      mode: docker_run\n      memory: !!int 99999999999999999999\n", `runtime.yaml:5:15: spec.sandboxes.box: key "memory": invalid or out-of-range integer "99999999999999999999"`},
+	{"integer out of range", "spec:\n  sandboxes:\n    box:\n      mode: docker_run\n      memory: !!int 99999999999999999999\n",
+		"runtime.yaml:5:15: spec.sandboxes.box.memory: YAML tag !!int is not supported: write the value without it\n" +
+			`runtime.yaml:5:15: spec.sandboxes.box: key "memory": invalid or out-of-range integer "99999999999999999999"`},
 	{"anchor containing itself", "spec:\n  sandboxes:\n    box:\n      mode: docker_run\n      extra_args: &a [x, *a]\n", `runtime.yaml:5:26: spec.sandboxes.box: alias *a in key "extra_args[1]" refers to a value that contains it`},
 
 	// Hooks.

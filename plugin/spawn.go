@@ -55,8 +55,9 @@ func (s *server) Spawn(stream sandboxpb.Sandbox_SpawnServer) error {
 	out := &streamWriter{stream: stream}
 	if req.Timeout > 0 {
 		// The host waits only HopGrace past the timeout for the result:
-		// what the hook wrote goes out when the timeout fires, not only
-		// once the backend has finished killing the call.
+		// what the hook wrote goes out when the timeout fires, and what
+		// it wrote last as it comes, not only once the backend has
+		// finished killing the call.
 		flush := time.AfterFunc(req.Timeout, out.flush)
 		defer flush.Stop()
 	}
@@ -118,6 +119,7 @@ type streamWriter struct {
 	err    error
 	out    pending
 	errs   pending
+	eager  bool // since flush: every write goes out at once
 }
 
 // flushAt is how much output is gathered before it is sent: large enough
@@ -158,13 +160,23 @@ func (s streamSink) Write(p []byte) (int, error) {
 		}
 		s.p.buf = append(s.p.buf[:0], s.p.buf[flushAt:]...)
 	}
+	if s.w.eager && len(s.p.buf) > 0 {
+		if err := s.w.sendLocked(s.p.wrap(s.p.buf)); err != nil {
+			s.p.buf = nil
+			return 0, err
+		}
+		s.p.buf = s.p.buf[:0]
+	}
 	return len(p), nil
 }
 
-// flush sends what both streams have gathered.
+// flush sends what both streams have gathered, and from then on sends
+// every write as it comes: the call's time is up, and the host waits for
+// its last output only a moment.
 func (w *streamWriter) flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.eager = true
 	for _, p := range []*pending{&w.out, &w.errs} {
 		if len(p.buf) > 0 && p.wrap != nil {
 			if w.sendLocked(p.wrap(p.buf)) != nil {

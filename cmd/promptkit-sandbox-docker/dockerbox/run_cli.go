@@ -194,15 +194,17 @@ func (p *cliPrepared) dockerFailure(ctx context.Context) error {
 	return nil
 }
 
-// stop ends a call that ran out of time or was cancelled. It kills the
-// container, so nothing of the call runs on, and lets the CLI pass on
-// what the hook wrote before it died: the CLI of a killed container exits
-// (137) without a word of its own. Then it removes the container. When
-// there was no container to kill, or the CLI outlives
-// remoteproc.StreamGrace, stderr keeps only what came before: what the
-// CLI says while its container is removed ("marked for removal") is not
-// the hook's.
+// stop ends a call that ran out of time or was cancelled. It passes on
+// at once what the hook wrote to stderr so far (a plugin host waits only
+// a moment past the timeout for it), kills the container, so nothing of
+// the call runs on, and lets the CLI pass on what the hook wrote before
+// it died: the CLI of a killed container exits (137) without a word of
+// its own. When there was no container
+// to kill, or the CLI outlives remoteproc.StreamGrace, stderr stops
+// there: what the CLI says while its container is removed ("marked for
+// removal") is not the hook's.
 func (p *cliPrepared) stop(stderr io.Writer) {
+	p.stderr.Claim(stderr)
 	killed := p.killContainer()
 	if killed {
 		select {
@@ -211,11 +213,12 @@ func (p *cliPrepared) stop(stderr io.Writer) {
 			killed = false
 		}
 	}
-	p.stderr.Claim(stderr)
 	if !killed {
 		p.stderr.Drop()
+		p.removeThenKill() // ends the CLI too
 	}
-	p.removeThenKill()
+	// Otherwise the CLI has exited; Discard, which the call runs next,
+	// removes the container.
 }
 
 // killContainer kills the call's container. A CLI still creating it has

@@ -142,7 +142,9 @@ func open(file *config.File, opts Options, builtin *sandbox.Registry, plugins Pl
 	for _, s := range file.Sandboxes {
 		sb, err := rt.openSandbox(builtin, s)
 		if err != nil {
-			problems = append(problems, file.SandboxProblem(s, err.Error()))
+			pr := file.SandboxProblem(s, err.Error())
+			pr.Err = err
+			problems = append(problems, pr)
 			continue
 		}
 		rt.sandboxes[s.Name] = sb

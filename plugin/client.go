@@ -126,8 +126,20 @@ func (c *Client) Open(ctx context.Context, name, mode string, cfg map[string]any
 	}
 	resp, err := c.rpc.Open(ctx, &sandboxpb.OpenRequest{SandboxName: name, Mode: mode, ConfigJson: raw}, grpc.MaxCallRecvMsgSize(maxMessage))
 	if err != nil {
-		if status.Code(err) == codes.InvalidArgument {
-			return nil, errors.New(status.Convert(err).Message())
+		st := status.Convert(err)
+		switch st.Code() {
+		case codes.InvalidArgument:
+			return nil, errors.New(st.Message())
+		case codes.FailedPrecondition:
+			// The sandbox could not open; the error keeps its kind.
+			for _, d := range st.Details() {
+				if res, ok := d.(*sandboxpb.SpawnResult); ok {
+					if err := errorOf(res); err != nil {
+						return nil, err
+					}
+				}
+			}
+			return nil, errors.New(st.Message())
 		}
 		return nil, c.callError(ctx, "open sandbox "+name, err)
 	}

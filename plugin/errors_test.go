@@ -408,3 +408,26 @@ func TestResultEncoding(t *testing.T) {
 		t.Fatalf("success: %v", res)
 	}
 }
+
+// TestOpenErrorsKeepTheirKind: a sandbox that could not open for a
+// reason of its own (its engine unreachable) comes back as that kind,
+// never as a broken connection; a configuration the factory rejects
+// comes back as its plain words.
+func TestOpenErrorsKeepTheirKind(t *testing.T) {
+	h := startServer(t, map[string]sandbox.Factory{
+		"down": func(string, map[string]any) (sandbox.Sandbox, error) {
+			return nil, sandbox.NewError(sandbox.KindTransport, "docker engine at unix:///x.sock is unreachable", nil)
+		},
+		"picky": func(string, map[string]any) (sandbox.Sandbox, error) {
+			return nil, errors.New(`config: unknown key "colour"`)
+		},
+	})
+	_, err := h.client.Open(context.Background(), "s", "down", nil)
+	if !errors.Is(err, sandbox.ErrTransport) || errors.Is(err, ErrConnection) || err.Error() != "docker engine at unix:///x.sock is unreachable" {
+		t.Errorf("down: %v (kind %v)", err, sandbox.KindOf(err))
+	}
+	_, err = h.client.Open(context.Background(), "s", "picky", nil)
+	if err == nil || sandbox.KindOf(err) != sandbox.KindUnknown || err.Error() != `config: unknown key "colour"` {
+		t.Errorf("picky: %v (kind %v)", err, sandbox.KindOf(err))
+	}
+}

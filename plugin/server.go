@@ -84,7 +84,7 @@ func (s *server) Open(_ context.Context, req *sandboxpb.OpenRequest) (*sandboxpb
 	}
 	sb, err := callFactory(factory, req.GetSandboxName(), cfg)
 	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+		return nil, openStatus(err)
 	}
 	if sb == nil {
 		return nil, status.Errorf(codes.Internal, "plugin %s: mode %q: factory returned no sandbox and no error", s.name, req.GetMode())
@@ -103,6 +103,23 @@ func (s *server) Open(_ context.Context, req *sandboxpb.OpenRequest) (*sandboxpb
 	s.mu.Unlock()
 	s.log.Debug("sandbox opened", "sandbox", req.GetSandboxName(), "mode", req.GetMode(), "handle", handle, "output_limit", strconv.Itoa(limit))
 	return &sandboxpb.OpenResponse{Handle: handle, OutputLimit: int64(limit)}, nil
+}
+
+// openStatus is the status of a factory's error. A configuration the
+// factory rejects is InvalidArgument with its words; an error of a kind
+// (the engine is unreachable, the image is missing) is FailedPrecondition
+// carrying the kind, so the host can tell a sandbox that could not open
+// from a configuration that is wrong.
+func openStatus(err error) error {
+	st := status.New(codes.InvalidArgument, err.Error())
+	if sandbox.KindOf(err) == sandbox.KindUnknown {
+		return st.Err()
+	}
+	st = status.New(codes.FailedPrecondition, err.Error())
+	if typed, derr := st.WithDetails(resultOf(sandbox.Response{}, err)); derr == nil {
+		return typed.Err()
+	}
+	return st.Err()
 }
 
 func (s *server) modeNames() []string { return slices.Sorted(maps.Keys(s.modes)) }

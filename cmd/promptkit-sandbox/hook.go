@@ -43,9 +43,9 @@ func (e *cliEnv) hookRun(args []string) int {
 		e.errorf("hook run: --config and --hook are required")
 		return exitUsage
 	}
-	rt, log, ok := e.openRuntime(&common, *cfgPath)
-	if !ok {
-		return exitUsage
+	rt, log, code := e.openRuntime(&common, *cfgPath)
+	if code != exitOK {
+		return code
 	}
 	h, ok := rt.Hook(*name)
 	if !ok {

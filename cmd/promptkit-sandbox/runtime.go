@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/plugin/host"
 	"github.com/altairalabs/promptkit-sandbox/plugin/lockfile"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
 // hostOptions are the plugin host settings every command shares: the
@@ -57,16 +59,44 @@ func loadRuntimeWith(path string, opts hooks.Options) (*hooks.Runtime, error) {
 // openRuntime builds the logger from the common flags and loads the
 // config (none: the built-in sandboxes only). On failure it has reported
 // the problem — a *config.Error lists every one, each with its file, line
-// and entry — and ok is false.
-func (e *cliEnv) openRuntime(common *commonFlags, cfgPath string) (rt *hooks.Runtime, log hclog.Logger, ok bool) {
+// and entry — and code is the exit code: 2 for a config that is wrong,
+// 125 when the config is fine but a sandbox could not open (its engine is
+// unreachable, its image missing). code is exitOK on success.
+func (e *cliEnv) openRuntime(common *commonFlags, cfgPath string) (rt *hooks.Runtime, log hclog.Logger, code int) {
 	log, err := common.logger(e.stderr)
 	if err != nil {
 		e.errorf("%v", err)
-		return nil, nil, false
+		return nil, nil, exitUsage
 	}
 	if rt, err = loadRuntime(cfgPath, common, log); err != nil {
 		e.errorf("%v", err)
-		return nil, nil, false
+		return nil, nil, openFailureCode(err)
 	}
-	return rt, log, true
+	return rt, log, exitOK
+}
+
+// openFailureCode is the exit code for a runtime that did not load:
+// exitSandbox when every problem is a sandbox that could not open for a
+// reason of its own, exitUsage when anything of the config is wrong.
+func openFailureCode(err error) int {
+	var ce *config.Error
+	if errors.As(err, &ce) && len(ce.Problems) > 0 {
+		for _, p := range ce.Problems {
+			if p.Err == nil || !sandboxFailure(p.Err) {
+				return exitUsage
+			}
+		}
+		return exitSandbox
+	}
+	if sandboxFailure(err) {
+		return exitSandbox
+	}
+	return exitUsage
+}
+
+// sandboxFailure reports an error of a sandbox that could not start or
+// reach what it runs on, as opposed to a configuration it rejected.
+func sandboxFailure(err error) bool {
+	k := sandbox.KindOf(err)
+	return k == sandbox.KindStart || k == sandbox.KindTransport || k == sandbox.KindTimeout
 }

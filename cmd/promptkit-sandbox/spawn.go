@@ -33,9 +33,9 @@ func (e *cliEnv) spawn(args []string) int {
 		e.errorf("spawn: --timeout must not be negative")
 		return exitUsage
 	}
-	rt, _, ok := e.openRuntime(&common, *cfgPath)
-	if !ok {
-		return exitUsage
+	rt, _, code := e.openRuntime(&common, *cfgPath)
+	if code != exitOK {
+		return code
 	}
 	defer func() { _ = rt.Close(context.Background()) }()
 	sb, ok := rt.Sandbox(*name)

@@ -19,9 +19,9 @@ func (e *cliEnv) validate(args []string) int {
 		e.errorf("usage: promptkit-sandbox validate --config FILE")
 		return exitUsage
 	}
-	rt, _, ok := e.openRuntime(&common, *cfgPath)
-	if !ok {
-		return exitUsage
+	rt, _, code := e.openRuntime(&common, *cfgPath)
+	if code != exitOK {
+		return code
 	}
 	defer func() { _ = rt.Close(context.Background()) }()
 

@@ -16,6 +16,9 @@ type Problem struct {
 	// ("spec.hooks.pii_redactor"); empty for the document as a whole.
 	Entry string
 	Msg   string
+	// Err is the error behind Msg when one was reported (a sandbox that
+	// could not open); nil for a problem of the document itself.
+	Err error
 }
 
 // Error formats the problem as "file:line:col: entry: msg", leaving out
@@ -58,6 +61,19 @@ func (e *Error) Error() string {
 		lines[i] = p.Error()
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns the errors behind the problems that have one, so
+// errors.Is(err, sandbox.ErrTransport) finds a sandbox that could not
+// open for a reason of its own.
+func (e *Error) Unwrap() []error {
+	var errs []error
+	for _, p := range e.Problems {
+		if p.Err != nil {
+			errs = append(errs, p.Err)
+		}
+	}
+	return errs
 }
 
 // Add records more problems. It exists for checks that run after loading,

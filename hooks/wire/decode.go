@@ -165,6 +165,11 @@ func parseObject(data []byte) (map[string]json.RawMessage, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("empty document, want a JSON object")
 	}
+	if at := invalidUTF8(data); at >= 0 {
+		// PromptKit encodes with encoding/json, which writes U+FFFD for
+		// invalid UTF-8: it never sends any, and a hook must not get it.
+		return nil, fmt.Errorf("invalid UTF-8 at byte offset %d (PromptKit never sends invalid UTF-8)", at)
+	}
 	var raw json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		var syntaxErr *json.SyntaxError
@@ -184,6 +189,19 @@ func parseObject(data []byte) (map[string]json.RawMessage, error) {
 		return nil, explain("", err)
 	}
 	return members, nil
+}
+
+// invalidUTF8 is the offset of the first byte of data that is not valid
+// UTF-8, or -1.
+func invalidUTF8(data []byte) int {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
 }
 
 // clipKey cuts a key for an error message: input errors never echo more

@@ -189,6 +189,11 @@ func decodeMessages(where string, raws []json.RawMessage) ([]Message, error) {
 	}
 	msgs := make([]Message, len(raws))
 	for i, raw := range raws {
+		if jsonKind(raw) == "null" {
+			// PromptKit never sends one; a hook could not tell it from an
+			// empty message.
+			return nil, fmt.Errorf("%s: Messages[%d]: null is not a message", where, i)
+		}
 		if err := json.Unmarshal(raw, &msgs[i]); err != nil {
 			return nil, explain(fmt.Sprintf("%s: Messages[%d]", where, i), err)
 		}

@@ -20,6 +20,10 @@ func TestDecodeInputErrors(t *testing.T) {
 			`input: hook "eval" has no phases, got phase "after_call"`},
 
 		// The document.
+		{"null message", "provider", "before_call", `{"request":{"Messages":[null]}}`,
+			`input: request: Messages[0]: null is not a message`},
+		{"invalid utf-8", "provider", "before_call", "{\"request\":{\"Model\":\"gpt\xff\"}}",
+			`input: invalid UTF-8 at byte offset 24 (PromptKit never sends invalid UTF-8)`},
 		{"duplicate key", "provider", "before_call", `{"request":{"Model":"a","Model":"b"}}`,
 			`input: key "Model" appears twice in one object: PromptKit never sends that, and decoders disagree on which counts`},
 		{"empty", "provider", "before_call", " \n\t", `input: empty document, want a JSON object`},
@@ -129,8 +133,6 @@ func TestDecodeInputAccepts(t *testing.T) {
 		{"html characters escaped as PromptKit does", HookTool, PhaseAfterExecution,
 			`{"request":{},"response":{"Content":"<b>&</b>"}}`,
 			`{"hook":"tool","phase":"after_execution","request":{"Name":"","Args":null,"CallID":""},"response":{"Name":"","CallID":"","Content":"\u003cb\u003e\u0026\u003c/b\u003e","Error":"","LatencyMs":0}}`},
-		{"null message", HookProvider, PhaseBeforeCall, `{"request":{"Messages":[null]}}`,
-			`{"hook":"provider","phase":"before_call","request":{"ProviderID":"","Model":"","Messages":[{"role":"","timestamp":"0001-01-01T00:00:00Z"}],"SystemPrompt":"","Round":0,"Metadata":null,"Replacement":""}}`},
 		{"eval result", HookEval, "", `{"eval_id":"e","type":"t","value":{"n":1.0},"passed":false}`,
 			`{"eval_id":"e","type":"t","passed":false,"value":{"n":1.0},"duration_ms":0}`},
 	}

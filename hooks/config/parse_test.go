@@ -28,7 +28,7 @@ func TestLoadFullExample(t *testing.T) {
 		PluginDirs: []string{filepath.Join(dir, "plugins"), "/opt/promptkit/plugins"},
 		Sandboxes: []Sandbox{
 			{
-				Name: "pii_runner", Mode: "docker_run", Version: "~> 1.0", Plugin: "docker",
+				Name: "pii_runner", Mode: "docker_run", Version: "~> 1.0", Plugin: "docker", OpenTimeout: DefaultOpenTimeout,
 				Config: map[string]any{
 					"image":      "promptkit/pii-hook:1.2",
 					"network":    "none",
@@ -38,7 +38,7 @@ func TestLoadFullExample(t *testing.T) {
 				Line: 13, Column: 5,
 			},
 			{
-				Name: "sidecar", Mode: "kubectl_exec",
+				Name: "sidecar", Mode: "kubectl_exec", OpenTimeout: DefaultOpenTimeout,
 				Config: map[string]any{
 					"pod":       "hooks-0",
 					"namespace": "ns-agents",
@@ -52,7 +52,7 @@ func TestLoadFullExample(t *testing.T) {
 				},
 				Line: 21, Column: 5,
 			},
-			{Name: "local", Mode: "direct", Config: map[string]any{}, Line: 31, Column: 5},
+			{Name: "local", Mode: "direct", OpenTimeout: DefaultOpenTimeout, Config: map[string]any{}, Line: 31, Column: 5},
 		},
 		Hooks: []Hook{
 			{
@@ -382,5 +382,18 @@ func TestRelativePathKeysResolveAgainstConfigDir(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %#v\nwant %#v", got, want)
+	}
+}
+
+func TestOpenTimeout(t *testing.T) {
+	f, err := Parse("r.yaml", []byte("spec:\n  sandboxes:\n    a: {mode: direct, open_timeout: 45s}\n    b: {mode: direct}\n"), testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := f.Sandboxes[0].OpenTimeout, f.Sandboxes[1].OpenTimeout; a != 45*time.Second || b != DefaultOpenTimeout {
+		t.Errorf("open timeouts %v and %v, want 45s and the default %v", a, b, DefaultOpenTimeout)
+	}
+	if _, ok := f.Sandboxes[0].Config["open_timeout"]; ok {
+		t.Error("open_timeout reached the backend's config")
 	}
 }

@@ -57,6 +57,8 @@ var problemCases = []struct {
 	{"mode not a string", "spec:\n  sandboxes:\n    box:\n      mode: [docker_run]\n", `runtime.yaml:4:13: spec.sandboxes.box: key "mode" must be a string, got a list`},
 	{"mode empty", "spec:\n  sandboxes:\n    box:\n      mode: \"\"\n", `runtime.yaml:4:13: spec.sandboxes.box: key "mode" is empty`},
 	{"version not a string", "spec:\n  sandboxes:\n    box:\n      mode: docker_run\n      version: {min: 1}\n", `runtime.yaml:5:16: spec.sandboxes.box: key "version" must be a string, got a mapping`},
+	{"open_timeout not a duration", "spec:\n  sandboxes:\n    box:\n      mode: docker_run\n      open_timeout: 30\n", `runtime.yaml:5:21: spec.sandboxes.box: key "open_timeout" must be a positive duration such as "30s", got "30"`},
+	{"open_timeout negative", "spec:\n  sandboxes:\n    box:\n      mode: docker_run\n      open_timeout: -1s\n", `runtime.yaml:5:21: spec.sandboxes.box: key "open_timeout" must be a positive duration such as "30s", got "-1s"`},
 	{"plugin not a string", "spec:\n  sandboxes:\n    box:\n      mode: docker_run\n      plugin: [docker]\n", `runtime.yaml:5:15: spec.sandboxes.box: key "plugin" must be a string, got a list`},
 	{"sandbox named direct", "spec:\n  sandboxes:\n    direct:\n      mode: direct\n", `runtime.yaml:3:5: spec.sandboxes.direct: the name "direct" is reserved for the built-in sandbox; choose another name`},
 	{"unset variable", "spec:\n  sandboxes:\n    box:\n      mode: kubectl_exec\n      pod: ${POD}\n", `runtime.yaml:5:12: spec.sandboxes.box: environment variable POD is not set (used in key "pod")`},

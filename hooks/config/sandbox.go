@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -21,6 +22,9 @@ type Sandbox struct {
 	Version string
 	// Plugin pins the plugin that serves Mode, by name.
 	Plugin string
+	// OpenTimeout bounds opening the sandbox (open_timeout):
+	// DefaultOpenTimeout when the entry sets none.
+	OpenTimeout time.Duration
 	// Config holds every other key of the entry, ${NAME}-expanded, as
 	// plain Go values: map[string]any, []any, string, int, float64, bool
 	// and nil. Never nil, so it encodes as {} rather than null.
@@ -78,12 +82,17 @@ func (p *parser) sandbox(e pair, modes ModeSet, checkModes bool) (Sandbox, bool)
 			sb.Version, _ = p.str(kv.value, entry, "version")
 		case "plugin":
 			sb.Plugin, _ = p.str(kv.value, entry, "plugin")
+		case "open_timeout":
+			sb.OpenTimeout = p.openTimeout(kv.value, entry)
 		default:
 			sb.Config[kv.name] = p.value(kv.value, entry, kv.name, map[*yaml.Node]bool{})
 		}
 	}
 	if !hasMode {
 		p.addAt(e.key, entry, "missing required key %q", "mode")
+	}
+	if sb.OpenTimeout == 0 {
+		sb.OpenTimeout = DefaultOpenTimeout
 	}
 	if mounts, ok := sb.Config["mounts"].([]any); ok {
 		sb.Config["mounts"] = p.resolveMounts(mounts)
@@ -94,6 +103,27 @@ func (p *parser) sandbox(e pair, modes ModeSet, checkModes bool) (Sandbox, bool)
 		}
 	}
 	return sb, true
+}
+
+// DefaultOpenTimeout bounds opening a sandbox whose entry sets no
+// open_timeout: starting its plugin and letting the backend check what it
+// runs on (an image inspected, a pod looked up, a resident installed)
+// takes seconds at most; a plugin whose Open never returns must not hang
+// the host.
+const DefaultOpenTimeout = 30 * time.Second
+
+// openTimeout reads open_timeout, a positive Go duration ("45s").
+func (p *parser) openTimeout(v *yaml.Node, entry string) time.Duration {
+	s, ok := p.str(v, entry, "open_timeout")
+	if !ok {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		p.addAt(v, entry, "key %q must be a positive duration such as \"30s\", got %q", "open_timeout", s)
+		return 0
+	}
+	return d
 }
 
 // pathKeys are the sandbox keys naming a file: a relative path in them

@@ -266,6 +266,28 @@ func TestHostHoldsTheTimeout(t *testing.T) {
 	})
 }
 
+// TestOpenIsBounded: a plugin whose Open never returns costs the host
+// the sandbox's open_timeout, a timeout naming it, and nothing more: the
+// plugin goes on serving other sandboxes.
+func TestOpenIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	install(t, testPlugin, dir, "promptkit-sandbox-test_v1.0.0")
+	h := newHost(t, Options{Dirs: []string{dir}, Env: emptyEnv(t)})
+	start := time.Now()
+	_, err := h.Open(config.Sandbox{Name: "stuck", Mode: "test_stuck", OpenTimeout: time.Second})
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("Open returned after %v, want about its 1s open_timeout", took)
+	}
+	if !errors.Is(err, sandbox.ErrTimeout) || !strings.Contains(fmt.Sprint(err), "no answer within 1s (open_timeout)") {
+		t.Fatalf("err = %v, want a timeout naming open_timeout", err)
+	}
+	sb := open(t, h, config.Sandbox{Name: "after", Mode: "shared_echo"})
+	resp, err := sb.Spawn(context.Background(), sandbox.Request{Command: "x", Stdin: []byte("alive")})
+	if err != nil || string(resp.Stdout) != "alive" {
+		t.Fatalf("a sandbox opened after: %q %v", resp.Stdout, err)
+	}
+}
+
 func TestCloseLeavesNoProcess(t *testing.T) {
 	dir := t.TempDir()
 	install(t, testPlugin, dir, "promptkit-sandbox-alpha_v1.0.0")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/hooks/config"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
@@ -15,13 +16,22 @@ import (
 // The plugin validates the configuration; its complaint comes back as the
 // error, verbatim.
 func (h *Host) Open(s config.Sandbox) (sandbox.Sandbox, error) {
-	ctx := context.Background()
+	timeout := s.OpenTimeout
+	if timeout <= 0 {
+		timeout = config.DefaultOpenTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
 	srv, err := h.resolve(ctx, s.Mode, s.Plugin, s.Version)
 	if err != nil {
 		return nil, err
 	}
-	ps := &pluginSandbox{name: s.Name, mode: s.Mode, cfg: s.Config, inst: srv.inst}
+	ps := &pluginSandbox{name: s.Name, mode: s.Mode, cfg: s.Config, inst: srv.inst, openTimeout: timeout}
 	if _, _, err := ps.remote(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, sandbox.NewError(sandbox.KindTimeout, fmt.Sprintf("open sandbox %s in plugin %s: no answer within %s (open_timeout)",
+				s.Name, ps.Plugin(), timeout), nil)
+		}
 		return nil, err
 	}
 	srv.inst.opened.Store(true)
@@ -32,10 +42,11 @@ func (h *Host) Open(s config.Sandbox) (sandbox.Sandbox, error) {
 // process: after a crash the next call starts a new process (instance.live)
 // and opens the sandbox in it again with the same configuration.
 type pluginSandbox struct {
-	name string
-	mode string
-	cfg  map[string]any
-	inst *instance
+	name        string
+	mode        string
+	cfg         map[string]any
+	inst        *instance
+	openTimeout time.Duration // bounds a reopen when a call sets no timeout
 
 	mu     sync.Mutex
 	open   *plugin.RemoteSandbox
@@ -59,10 +70,16 @@ func (s *pluginSandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox
 		ctx, cancel = context.WithTimeout(ctx, req.Timeout+plugin.HopGrace)
 		defer cancel()
 	}
-	rs, gen, err := s.remote(ctx)
+	rctx := ctx
+	if req.Timeout <= 0 && s.openTimeout > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, s.openTimeout)
+		defer cancel()
+	}
+	rs, gen, err := s.remote(rctx)
 	if err != nil {
-		if ctx.Err() != nil {
-			err = sandbox.ContextError(ctx, fmt.Sprintf("command %q: reopen sandbox %s in plugin %s", req.Command, s.name, s.Plugin()), req.Timeout)
+		if rctx.Err() != nil {
+			err = sandbox.ContextError(rctx, fmt.Sprintf("command %q: reopen sandbox %s in plugin %s", req.Command, s.name, s.Plugin()), req.Timeout)
 		} else if sandbox.KindOf(err) == sandbox.KindUnknown {
 			// The plugin rejected the configuration it accepted before:
 			// nothing ran.

@@ -9,6 +9,7 @@
 //	NAME_flood   writes Args[0] bytes of stdout without a subprocess
 //	NAME_deaf    ignores its context: sleeps Args[0] (a duration), then
 //	             succeeds, printing "late"
+//	NAME_stuck   an Open that never returns
 //	NAME_flaky   fails every call with a backend's transport error (an
 //	             engine that did not answer), the process itself fine
 //	shared_echo  echoes stdin; every copy serves it (for pin tests)
@@ -85,6 +86,7 @@ func main() {
 			name + "_flood":  simple(name, flood),
 			name + "_flaky":  simple(name, flaky),
 			name + "_deaf":   simple(name, deaf),
+			name + "_stuck":  stuckOpen,
 			"shared_echo":    simple(name, echo(name, log)),
 		},
 		ConfigKeys: map[string][]string{
@@ -129,6 +131,10 @@ func hang(ctx context.Context, _ sandbox.Request) (sandbox.Response, error) {
 	<-ctx.Done()
 	err := sandbox.ContextError(ctx, "hang", 0)
 	return sandbox.Response{Err: err}, err
+}
+
+func stuckOpen(string, map[string]any) (sandbox.Sandbox, error) {
+	select {} // a factory that waits on something that never comes
 }
 
 func deaf(_ context.Context, req sandbox.Request) (sandbox.Response, error) {

@@ -85,7 +85,10 @@ func (r *RemoteSandbox) Spawn(ctx context.Context, req sandbox.Request) (resp sa
 		defer cancelHop()
 	}
 	fail := func(err error) error {
-		if ctx.Err() == nil && sandbox.Done(sctx) && r.client.exited() == nil {
+		if sandbox.Done(ctx) {
+			return sandbox.ContextError(ctx, what, req.Timeout)
+		}
+		if !deadline.IsZero() && sandbox.Done(sctx) && r.client.exited() == nil {
 			return sandbox.NewError(sandbox.KindTimeout, fmt.Sprintf("%s: timed out after %s (plugin %s did not answer within %s of it)",
 				what, req.Timeout, r.plugin, HopGrace), nil)
 		}

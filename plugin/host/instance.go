@@ -17,6 +17,7 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/plugin/discovery"
+	"github.com/altairalabs/promptkit-sandbox/shared/bounded"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -35,6 +36,13 @@ type instance struct {
 	desc    *plugin.Description
 	gen     int
 	stopped bool
+	// failed is why the plugin could not be started: one that fails to
+	// start is not started again by this host (a command starts each
+	// plugin at most once), and every use gets the same error at once.
+	failed error
+	// stderr keeps the last of what its processes wrote to stderr, to
+	// quote when a start fails, at any log level.
+	stderr *bounded.Tail
 
 	// opened records that a sandbox was opened in this plugin, so it is
 	// one a lock file must record.
@@ -42,7 +50,7 @@ type instance struct {
 }
 
 func newInstance(h *Host, c discovery.Candidate, rc *goplugin.ReattachConfig) *instance {
-	return &instance{host: h, cand: c, reattach: rc, log: h.log.Named(c.Name)}
+	return &instance{host: h, cand: c, reattach: rc, log: h.log.Named(c.Name), stderr: &bounded.Tail{Max: stderrTail}}
 }
 
 // live returns the running process's client and generation, starting the
@@ -53,6 +61,9 @@ func (i *instance) live(ctx context.Context) (*plugin.Client, int, error) {
 	if i.stopped {
 		return nil, 0, errClosed
 	}
+	if i.failed != nil {
+		return nil, 0, i.failed
+	}
 	if i.proc != nil && !i.proc.client.Exited() {
 		return i.proc.rpc, i.gen, nil
 	}
@@ -62,6 +73,10 @@ func (i *instance) live(ctx context.Context) (*plugin.Client, int, error) {
 		i.proc = nil
 	}
 	if err := i.start(ctx); err != nil {
+		if ctx.Err() == nil && i.reattach == nil {
+			// Its own failure, not the caller giving up: remembered.
+			i.failed = err
+		}
 		return nil, 0, err
 	}
 	return i.proc.rpc, i.gen, nil
@@ -139,6 +154,7 @@ func (i *instance) launch() (*process, error) {
 		Logger:           pluginLogger{i.log},
 		StartTimeout:     i.host.opts.StartTimeout,
 		GRPCDialOptions:  plugin.DialOptions(),
+		Stderr:           i.stderr,
 	}
 	if i.reattach != nil {
 		// go-plugin negotiates nothing on reattach: it uses Plugins as is.
@@ -229,7 +245,30 @@ func (i *instance) startError(err error) error {
 	if i.reattach != nil {
 		what = fmt.Sprintf("%s %s", i.cand.Name, i.cand.Path)
 	}
+	if last := lastLines(i.stderr.Bytes(), stderrLines); last != "" {
+		return sandbox.Errorf(sandbox.KindStart, "start plugin %s: %w; its stderr ended: %s", what, err, last)
+	}
 	return sandbox.Errorf(sandbox.KindStart, "start plugin %s: %w", what, err)
+}
+
+// How much of a plugin's stderr a failed start quotes.
+const (
+	stderrTail  = 4096
+	stderrLines = 5
+)
+
+// lastLines is the last n non-empty lines of b, joined with " | ".
+func lastLines(b []byte, n int) string {
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
 }
 
 // broken retires the process of generation gen after a call saw its

@@ -288,6 +288,37 @@ func TestOpenIsBounded(t *testing.T) {
 	}
 }
 
+// TestFailedStartIsRememberedAndExplained: a plugin that never completes
+// its handshake costs one start timeout, once: the host remembers it
+// failed, and the error names the plugin, says why and quotes the last
+// of its stderr, whatever the log level.
+func TestFailedStartIsRememberedAndExplained(t *testing.T) {
+	dir := t.TempDir()
+	path := install(t, testPlugin, dir, "promptkit-sandbox-stall_v1.0.0")
+	install(t, testPlugin, dir, "promptkit-sandbox-test_v1.0.0")
+	h := newHost(t, Options{Dirs: []string{dir}, Env: emptyEnv(t), StartTimeout: time.Second})
+	start := time.Now()
+	sb := open(t, h, config.Sandbox{Name: "echo", Mode: "shared_echo", Plugin: "test"})
+	if _, err := sb.Spawn(context.Background(), sandbox.Request{Command: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.Open(config.Sandbox{Name: "s", Mode: "stall_direct", Plugin: "stall"})
+	first := time.Since(start)
+	for _, want := range []string{"start plugin " + path, "timeout", "testplugin: waiting for a database that never answers"} {
+		if !strings.Contains(fmt.Sprint(err), want) {
+			t.Errorf("err = %v, want it to say %q", err, want)
+		}
+	}
+	if !errors.Is(err, sandbox.ErrStart) {
+		t.Errorf("err = %v, want ErrStart", err)
+	}
+	start = time.Now()
+	_, err2 := h.Open(config.Sandbox{Name: "s2", Mode: "stall_direct", Plugin: "stall"})
+	if again := time.Since(start); again > 200*time.Millisecond || fmt.Sprint(err2) != fmt.Sprint(err) {
+		t.Errorf("second open after %v (first %v): %v; want the same error at once", again, first, err2)
+	}
+}
+
 func TestCloseLeavesNoProcess(t *testing.T) {
 	dir := t.TempDir()
 	install(t, testPlugin, dir, "promptkit-sandbox-alpha_v1.0.0")

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // TooLargeError is an input past its limit.
@@ -98,4 +99,37 @@ func ParseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("size %q is out of range", s)
 	}
 	return int64(n), nil
+}
+
+// Tail is a writer that keeps the last Max bytes written to it, for the
+// last words of a process (a plugin's stderr, a log). It is safe for
+// concurrent use; the zero value keeps nothing until Max is set.
+type Tail struct {
+	Max int
+
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *Tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	// Compacting only once twice the tail is held keeps each write's cost
+	// proportional to its own size.
+	if len(t.buf) >= 2*t.Max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.Max:]...)
+	}
+	return len(p), nil
+}
+
+// Bytes returns a copy of the last Max bytes written.
+func (t *Tail) Bytes() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.buf
+	if len(b) > t.Max {
+		b = b[len(b)-t.Max:]
+	}
+	return append([]byte(nil), b...)
 }

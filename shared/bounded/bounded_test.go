@@ -39,3 +39,16 @@ func TestSize(t *testing.T) {
 		}
 	}
 }
+
+func TestTail(t *testing.T) {
+	tl := &Tail{Max: 4}
+	for _, w := range []string{"ab", "cdef", "g", "", "hijklmnop", "q"} {
+		_, _ = tl.Write([]byte(w))
+	}
+	if got := string(tl.Bytes()); got != "nopq" {
+		t.Errorf("Bytes = %q, want the last 4 bytes", got)
+	}
+	if got := string((&Tail{Max: 8}).Bytes()); got != "" {
+		t.Errorf("empty tail = %q", got)
+	}
+}

@@ -18,6 +18,9 @@
 // direct spawns on that unix socket with bare length-prefixed JSON, for
 // BenchmarkSpawnRawHop (see rawhop.go).
 //
+// Named stall, it prints a line to stderr and never completes the
+// go-plugin handshake.
+//
 // With TESTPLUGIN_STARTED_DIR set it creates a file named for its pid
 // there when it starts, so tests can count and find plugin processes.
 //
@@ -56,6 +59,14 @@ func main() {
 	if err != nil || name == "" {
 		fmt.Fprintf(os.Stderr, "testplugin: cannot take a name from %q: %v\n", os.Args[0], err)
 		os.Exit(2)
+	}
+	if name == "stall" {
+		// A plugin that never completes its handshake, saying why on
+		// stderr, as a broken one might.
+		fmt.Fprintln(os.Stderr, "testplugin: waiting for a database that never answers")
+		for {
+			time.Sleep(time.Hour)
+		}
 	}
 	ver := v.String()
 	if reportVersion != "" {
@@ -134,7 +145,9 @@ func hang(ctx context.Context, _ sandbox.Request) (sandbox.Response, error) {
 }
 
 func stuckOpen(string, map[string]any) (sandbox.Sandbox, error) {
-	select {} // a factory that waits on something that never comes
+	for { // a factory that waits on something that never comes
+		time.Sleep(time.Hour)
+	}
 }
 
 func deaf(_ context.Context, req sandbox.Request) (sandbox.Response, error) {

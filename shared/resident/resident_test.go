@@ -196,6 +196,31 @@ func TestTimeoutBackstop(t *testing.T) {
 	}
 }
 
+// TestTimeoutBackstopKillsTree: the resident's own timeout, which fires
+// when the plugin's kill never came, kills the whole tree, a child in a
+// session of its own included.
+func TestTimeoutBackstopKillsTree(t *testing.T) {
+	p := start(t)
+	file := filepath.Join(t.TempDir(), "pids")
+	call := treeCall(t, file)
+	call.Timeout = time.Second
+	done := make(chan error, 1)
+	go func() {
+		_, _, _, err := run(t, p.client, call)
+		done <- err
+	}()
+	ids := proctest.Identify(t, proctest.ReadPIDs(t, file, 3)...)
+	select {
+	case err := <-done:
+		if sandbox.KindOf(err) != sandbox.KindTimeout || !strings.Contains(err.Error(), "timed out after 1s") {
+			t.Fatalf("Run: %v, want the resident's timeout", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after its timeout")
+	}
+	proctest.AssertGone(t, ids...)
+}
+
 func TestInputEndKillsEverything(t *testing.T) {
 	p := start(t)
 	file := filepath.Join(t.TempDir(), "pids")

@@ -206,18 +206,18 @@ func (s *server) run(c *serverCall) exitReport {
 		return exitReport{Kind: sandbox.KindStart.String(), Msg: err.Error(), NotFound: true}
 	}
 	timeout := time.Duration(c.spec.TimeoutMS) * time.Millisecond
-	if timeout <= 0 {
-		timeout = -1 // the client's deadline alone
-	}
 	opts := shell.Options{
-		Timeout:     timeout,
+		// The timeout is enforced below, on the whole tree: the shell's
+		// own kills the process group alone, and a setsid child would
+		// outlive it.
+		Timeout:     -1,
 		KillGrace:   -1,
 		OutputLimit: c.spec.OutputLimit,
 		CleanEnv:    true,
 		StdoutSink:  &sink{s: s, kind: frameStdout, call: c.id},
 		StderrSink:  &sink{s: s, kind: frameStderr, call: c.id},
 	}
-	req := sandbox.Request{Command: path, Args: c.spec.Args, Env: env, Stdin: c.stdin, Timeout: timeout}
+	req := sandbox.Request{Command: path, Args: c.spec.Args, Env: env, Stdin: c.stdin, Timeout: -1}
 	c.mu.Lock()
 	if c.killed {
 		c.mu.Unlock()
@@ -231,6 +231,19 @@ func (s *server) run(c *serverCall) exitReport {
 	c.proc = p
 	c.mu.Unlock()
 	c.stdin = nil // the process has its copy in the pipe feeder
+	if timeout > 0 {
+		// The backstop, when the plugin's own kill did not come: the
+		// same freeze and kill of the whole tree as a kill frame.
+		what := c.spec.Command
+		backstop := time.AfterFunc(timeout, func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			frozen := freezeTree(p.Pid())
+			p.StopWith(sandbox.NewError(sandbox.KindTimeout, fmt.Sprintf("command %q: timed out after %s", what, timeout), nil))
+			killFrozen(frozen)
+		})
+		defer backstop.Stop()
+	}
 
 	resp, err := p.Wait()
 	rep := exitReport{StdoutTruncated: resp.StdoutTruncated, StderrTruncated: resp.StderrTruncated}

@@ -172,7 +172,13 @@ func (p *Process) Stderr() *Output { return p.stderr }
 // after the grace); Wait then reports a KindCanceled error. Stopping a
 // process that has already exited does nothing.
 func (p *Process) Stop() {
-	p.group.terminate(sandbox.NewError(sandbox.KindCanceled, describe(p.command)+": stopped", nil))
+	p.StopWith(sandbox.NewError(sandbox.KindCanceled, describe(p.command)+": stopped", nil))
+}
+
+// StopWith is Stop with the error Wait reports for it (a timeout enforced
+// by the caller, say); the first cause of an end wins.
+func (p *Process) StopWith(cause error) {
+	p.group.terminate(cause)
 }
 
 // Wait waits for the process to exit, kills what it left in its group,

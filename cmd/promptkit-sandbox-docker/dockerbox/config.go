@@ -73,7 +73,6 @@ type runConfig struct {
 	CPUs        *flexString       `json:"cpus"`
 	PidsLimit   *int64            `json:"pids_limit"`
 	ReadOnly    bool              `json:"read_only"`
-	Init        *bool             `json:"init"`
 	CapDrop     *[]string         `json:"cap_drop"`
 	CapAdd      []string          `json:"cap_add"`
 	SecurityOpt *[]string         `json:"security_opt"`
@@ -101,20 +100,16 @@ type execConfig struct {
 // runSettings is a validated docker_run configuration.
 type runSettings struct {
 	common
-	pool      int // warm containers per command, 0 = none
-	image     string
-	network   string
-	binds     []string
-	user      string
-	workdir   string
-	memory    int64 // bytes, 0 = no limit
-	nanoCPUs  int64 // 0 = no limit
-	pidsLimit int64 // -1 = no limit
-	readOnly  bool
-	// init runs the hook under the engine's init (docker-init), so it is
-	// not PID 1: signals act on it as on the host (PID 1 ignores those
-	// it has no handler for: kill -9 $$, a SIGTERM at a timeout).
-	init        bool
+	pool        int // warm containers per command, 0 = none
+	image       string
+	network     string
+	binds       []string
+	user        string
+	workdir     string
+	memory      int64 // bytes, 0 = no limit
+	nanoCPUs    int64 // 0 = no limit
+	pidsLimit   int64 // -1 = no limit
+	readOnly    bool
 	capDrop     []string
 	capAdd      []string
 	securityOpt []string
@@ -223,7 +218,6 @@ func parseRunConfig(cfg map[string]any) (runSettings, error) {
 		}
 	}
 	s.readOnly = c.ReadOnly
-	s.init = c.Init == nil || *c.Init
 	s.capDrop = defaultCapDrop
 	if c.CapDrop != nil {
 		s.capDrop = *c.CapDrop

@@ -66,13 +66,13 @@ func TestConfigDefaultsAndValues(t *testing.T) {
 	}
 	if s.network != "none" || s.pidsLimit != 256 || strings.Join(s.capDrop, ",") != "ALL" ||
 		strings.Join(s.securityOpt, ",") != "no-new-privileges" || s.timeout != sandbox.DefaultTimeout ||
-		s.outputLimit != sandbox.DefaultOutputLimit || s.readOnly || !s.init || s.memory != 0 || s.nanoCPUs != 0 {
+		s.outputLimit != sandbox.DefaultOutputLimit || s.readOnly || s.memory != 0 || s.nanoCPUs != 0 {
 		t.Errorf("defaults: %+v", s)
 	}
 	t.Setenv("PKS_FWD", "v")
 	s, err = parseRunConfig(map[string]any{
 		"image": "img", "network": "bridge", "mounts": []any{"/abs:/hooks:ro", "vol:/data"},
-		"memory": "256m", "cpus": 0.5, "pids_limit": -1, "read_only": true, "init": false, "cap_drop": []any{}, "cap_add": []any{"NET_BIND_SERVICE"},
+		"memory": "256m", "cpus": 0.5, "pids_limit": -1, "read_only": true, "cap_drop": []any{}, "cap_add": []any{"NET_BIND_SERVICE"},
 		"security_opt": []any{}, "timeout": 2500, "output_limit": 100, "env": []any{"A=1", "PKS_FWD", "PKS_UNSET_QQ"},
 		"transport": "api", "pool": 0, "docker_path": "/usr/bin/docker", "extra_args": []any{},
 	})
@@ -80,7 +80,7 @@ func TestConfigDefaultsAndValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.network != "bridge" || strings.Join(s.binds, ",") != "/abs:/hooks:ro,vol:/data" || s.memory != 256<<20 ||
-		s.nanoCPUs != 5e8 || s.pidsLimit != -1 || !s.readOnly || s.init || len(s.capDrop) != 0 || len(s.securityOpt) != 0 ||
+		s.nanoCPUs != 5e8 || s.pidsLimit != -1 || !s.readOnly || len(s.capDrop) != 0 || len(s.securityOpt) != 0 ||
 		s.timeout != 2500*time.Millisecond || s.outputLimit != 100 || strings.Join(s.env, ",") != "A=1,PKS_FWD=v" {
 		t.Errorf("values: %+v", s)
 	}

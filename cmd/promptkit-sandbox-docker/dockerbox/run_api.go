@@ -67,9 +67,7 @@ func (r *apiRunner) containerConfig(spec runSpec) (*container.Config, *container
 		NetworkDisabled: r.set.network == networkNone,
 	}
 	pids := r.set.pidsLimit
-	init := r.set.init
 	host := &container.HostConfig{
-		Init:           &init,
 		NetworkMode:    container.NetworkMode(r.set.network),
 		Binds:          r.set.binds,
 		ReadonlyRootfs: r.set.readOnly,

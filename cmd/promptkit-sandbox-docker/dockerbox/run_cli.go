@@ -78,9 +78,6 @@ func (r *cliRunner) runArgs(name string, envArgs []string, spec runSpec) []strin
 	if s.readOnly {
 		args = append(args, "--read-only")
 	}
-	if s.init {
-		args = append(args, "--init")
-	}
 	if s.user != "" {
 		args = append(args, "--user", s.user)
 	}

@@ -164,29 +164,3 @@ func TestRunStreaming(t *testing.T) {
 		t.Errorf("stderr %q", errb.String())
 	}
 }
-
-// TestRunHookIsNotPID1: the hook runs under the engine's init, so a
-// signal acts on it as on the host (as PID 1, kill -9 $$ did nothing);
-// init: false keeps the image's own PID 1.
-func TestRunHookIsNotPID1(t *testing.T) {
-	t.Parallel()
-	for _, transport := range []string{"api", "cli"} {
-		t.Run(transport, func(t *testing.T) {
-			sb := openRun(t, uniqueName(t), map[string]any{"transport": transport})
-			resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{
-				Command: "/bin/sh", Args: []string{"-c", "echo $$; kill -9 $$; echo survived"}, Timeout: time.Minute,
-			})
-			var xe *sandbox.ExitError
-			if !errors.As(err, &xe) || xe.Code != 137 || string(resp.Stdout) == "1\n" || strings.Contains(string(resp.Stdout), "survived") {
-				t.Fatalf("err %v, stdout %q: want the hook killed (137), not PID 1", err, resp.Stdout)
-			}
-			pid1 := openRun(t, uniqueName(t), map[string]any{"transport": transport, "init": false})
-			resp, err = pid1.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{
-				Command: "/bin/sh", Args: []string{"-c", "echo $$"}, Timeout: time.Minute,
-			})
-			if err != nil || string(resp.Stdout) != "1\n" {
-				t.Fatalf("init false: err %v, stdout %q; want PID 1", err, resp.Stdout)
-			}
-		})
-	}
-}

@@ -61,14 +61,11 @@ func (c caller) spawn(ctx context.Context, req sandbox.Request, stdout, stderr i
 		}
 	}
 	code, err := pr.finish(cctx, req.Stdin, out)
-	if cctx.Err() != nil {
-		// On a timeout or a cancellation what the call started is gone
-		// before Spawn returns.
-		pr.Discard()
-	} else {
-		// Otherwise it goes off the call's path; Close waits for it.
-		c.reaper.Reap(pr)
-	}
+	// The container goes off the call's path; Close waits for it. On a
+	// timeout or a cancellation finish has killed it already (within
+	// stopBudget): an engine that did not answer in time does not hold
+	// the caller, and the removal kills it then.
+	c.reaper.Reap(pr)
 	if c.pool != nil {
 		c.pool.Replenish(key)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
@@ -142,11 +143,11 @@ func (d *dockerCLI) removeContainer(name string) (removed bool) {
 	return strings.TrimSpace(out) == name
 }
 
-// killContainer SIGKILLs a container through the CLI, with a context of
-// its own. It reports whether the container exists (a container that has
+// killContainer SIGKILLs a container through the CLI, by deadline. It
+// reports whether the container exists (a container that has
 // exited already counts: there is nothing left to kill).
-func (d *dockerCLI) killContainer(name string) (found bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+func (d *dockerCLI) killContainer(name string, deadline time.Time) (found bool) {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	_, stderr, code, err := d.run(ctx, "kill", "--signal", "KILL", name)
 	return err == nil && (code == 0 || strings.Contains(stderr, "is not running"))

@@ -34,6 +34,13 @@ const (
 // once the call's own context is done.
 const cleanupTimeout = 10 * time.Second
 
+// stopBudget is how long past a call's deadline (or its cancel) the call
+// itself waits for its container's kill and the hook's last output. An
+// engine that does not answer within it does not hold the caller: the
+// removal goes on in the background, within cleanupTimeout, and the
+// stale sweep of a later start backs it up.
+const stopBudget = time.Second
+
 // newClient connects to the engine the way the docker CLI does: DOCKER_HOST,
 // DOCKER_TLS_VERIFY, DOCKER_CERT_PATH and DOCKER_API_VERSION from the
 // environment, and the API version negotiated down to the engine's on the

@@ -10,7 +10,6 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/remoteproc"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 	"github.com/altairalabs/promptkit-sandbox/shared/warmpool"
@@ -18,9 +17,10 @@ import (
 
 // apiRunner runs docker_run containers through the Engine API.
 type apiRunner struct {
-	name string
-	set  *runSettings
-	cli  *client.Client
+	name    string
+	set     *runSettings
+	cli     *client.Client
+	pending sync.WaitGroup // creates answered after their call ended
 }
 
 func newAPIRunner(name string, set *runSettings) (*apiRunner, error) {
@@ -31,7 +31,12 @@ func newAPIRunner(name string, set *runSettings) (*apiRunner, error) {
 	return &apiRunner{name: name, set: set, cli: cli}, nil
 }
 
-func (r *apiRunner) close() error { return r.cli.Close() }
+// close waits for the creates a call stopped waiting for, and their
+// removals, then closes the client.
+func (r *apiRunner) close() error {
+	r.pending.Wait()
+	return r.cli.Close()
+}
 
 func (r *apiRunner) check(ctx context.Context) error {
 	if _, err := r.cli.ImageInspect(ctx, r.set.image); err != nil {
@@ -106,25 +111,51 @@ func (r *apiRunner) prepare(ctx context.Context, spec runSpec) (prepared, error)
 	//
 	// The create itself is not abandoned when ctx ends: the engine would
 	// finish it anyway and the container would be left behind. It is let
-	// finish (bounded by cleanupTimeout) and the container removed.
+	// finish in the background (bounded by cleanupTimeout) and the
+	// container removed.
 	name := containerName()
 	createCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	created, err := r.cli.ContainerCreate(createCtx, client.ContainerCreateOptions{Name: name, Config: cfg, HostConfig: host})
-	cancel()
-	if err == nil && ctx.Err() != nil {
-		r.removeNamed(created.ID)
-		return nil, sandbox.ContextError(ctx, spec.what, spec.timeout)
+	type createResult struct {
+		id  string
+		err error
 	}
-	if err != nil {
-		if createCtx.Err() != nil {
+	answer := make(chan createResult, 1)
+	r.pending.Add(1)
+	go func() {
+		defer r.pending.Done()
+		defer cancel()
+		created, err := r.cli.ContainerCreate(createCtx, client.ContainerCreateOptions{Name: name, Config: cfg, HostConfig: host})
+		if err != nil && createCtx.Err() != nil {
 			r.removeNamed(name) // the create may have gone through
 		}
+		answer <- createResult{created.ID, err}
+	}()
+	var created createResult
+	select {
+	case created = <-answer:
+	case <-ctx.Done():
+		// The caller does not wait for a slow engine; the container, if
+		// the engine makes it, is removed once it has.
+		r.pending.Add(1)
+		go func() {
+			defer r.pending.Done()
+			if res := <-answer; res.err == nil {
+				r.removeNamed(res.id)
+			}
+		}()
+		return nil, sandbox.ContextError(ctx, spec.what, spec.timeout)
+	}
+	if created.err == nil && ctx.Err() != nil {
+		r.removeNamed(created.id)
+		return nil, sandbox.ContextError(ctx, spec.what, spec.timeout)
+	}
+	if err := created.err; err != nil {
 		if ctx.Err() == nil && cerrdefs.IsNotFound(err) {
 			return nil, imageMissing(r.set.image)
 		}
 		return nil, engineErr(ctx, r.cli, spec.what, spec.timeout, sandbox.KindStart, "create container from image "+r.set.image, err)
 	}
-	p := &apiPrepared{r: r, spec: spec, id: created.ID}
+	p := &apiPrepared{r: r, spec: spec, id: created.id}
 	ok := false
 	defer func() {
 		if !ok {
@@ -197,16 +228,21 @@ func (p *apiPrepared) finish(ctx context.Context, stdin []byte, out shell.Output
 // stop kills the container of a call that ran out of time or was
 // cancelled, so nothing of it runs on, then lets the engine end the
 // attach stream, which brings the output the call wrote before it died:
-// the output of a timed-out hook is its last words. A stream still open
-// past remoteproc.StreamGrace is left for Discard to cut.
+// the output of a timed-out hook is its last words. Both within
+// stopBudget: what an engine has not done by then, Discard does in the
+// background.
 func (p *apiPrepared) stop() {
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	deadline := time.Now().Add(stopBudget)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
 	_, _ = p.r.cli.ContainerKill(ctx, p.id, client.ContainerKillOptions{Signal: "KILL"})
-	cancel()
 	select {
 	case <-p.att.copyDone:
-	case <-time.After(remoteproc.StreamGrace):
+	case <-ctx.Done():
 	}
+	// Nothing reaches the call's writers once Spawn has returned.
+	p.stdout.Drop()
+	p.stderr.Drop()
 }
 
 // discard force-removes the container (killing it if it runs) with a

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/remoteproc"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 	"github.com/altairalabs/promptkit-sandbox/shared/warmpool"
@@ -152,8 +151,8 @@ func (p *cliPrepared) finish(ctx context.Context, stdin []byte, out shell.Output
 	select {
 	case <-p.exited:
 	case <-ctx.Done():
+		// fed ends once the CLI does; Discard sees to that.
 		p.stop(out.Stderr)
-		<-fed
 		return 0, sandbox.ContextError(ctx, what, timeout)
 	}
 	<-fed
@@ -194,39 +193,37 @@ func (p *cliPrepared) dockerFailure(ctx context.Context) error {
 	return nil
 }
 
-// stop ends a call that ran out of time or was cancelled. It passes on
-// at once what the hook wrote to stderr so far (a plugin host waits only
-// a moment past the timeout for it), kills the container, so nothing of
-// the call runs on, and lets the CLI pass on what the hook wrote before
-// it died: the CLI of a killed container exits (137) without a word of
-// its own. When there was no container
-// to kill, or the CLI outlives remoteproc.StreamGrace, stderr stops
-// there: what the CLI says while its container is removed ("marked for
-// removal") is not the hook's.
+// stop ends a call that ran out of time or was cancelled, within
+// stopBudget. It passes on at once what the hook wrote to stderr so far
+// (a plugin host waits only a moment past the timeout for it), kills the
+// container, so nothing of the call runs on, and lets the CLI pass on
+// what the hook wrote before it died: the CLI of a killed container exits
+// (137) without a word of its own. When there was no container to kill,
+// or the CLI outlives the budget, stderr stops there: what the CLI says
+// while its container is removed ("marked for removal") is not the
+// hook's. Discard, which runs next in the background, removes the
+// container and ends the CLI.
 func (p *cliPrepared) stop(stderr io.Writer) {
 	p.stderr.Claim(stderr)
-	killed := p.killContainer()
+	deadline := time.Now().Add(stopBudget)
+	killed := p.killContainer(deadline)
 	if killed {
 		select {
 		case <-p.exited:
-		case <-time.After(remoteproc.StreamGrace):
+		case <-time.After(time.Until(deadline)):
 			killed = false
 		}
 	}
-	if !killed {
-		p.stderr.Drop()
-		p.removeThenKill() // ends the CLI too
-	}
-	// Otherwise the CLI has exited; Discard, which the call runs next,
-	// removes the container.
+	// Nothing reaches the call's writers once Spawn has returned.
+	p.stdout.Drop()
+	p.stderr.Drop()
 }
 
 // killContainer kills the call's container. A CLI still creating it has
 // none to kill yet: it tries again until the container shows up, the CLI
-// exits, or cleanupTimeout passes. It reports whether it found one.
-func (p *cliPrepared) killContainer() bool {
-	deadline := time.Now().Add(cleanupTimeout)
-	for !p.r.d.killContainer(p.name) {
+// exits, or deadline passes. It reports whether it found one.
+func (p *cliPrepared) killContainer(deadline time.Time) bool {
+	for !p.r.d.killContainer(p.name, deadline) {
 		if time.Now().After(deadline) {
 			return false
 		}

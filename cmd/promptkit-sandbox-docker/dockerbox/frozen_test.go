@@ -1,0 +1,120 @@
+package dockerbox
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// freezer is a unix socket in front of the engine's that the test can
+// freeze: while frozen, no byte passes either way, as with an engine
+// that stops answering.
+type freezer struct {
+	ln     net.Listener
+	mu     sync.Mutex
+	frozen bool
+	thawed *sync.Cond
+}
+
+func newFreezer(t *testing.T, engine string) string {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "engine.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &freezer{ln: ln}
+	f.thawed = sync.NewCond(&f.mu)
+	t.Cleanup(func() { f.set(false); _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			e, err := net.Dial("unix", engine)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			go f.pipe(c, e)
+			go f.pipe(e, c)
+		}
+	}()
+	freezers.Store(sock, f)
+	return sock
+}
+
+var freezers sync.Map
+
+func (f *freezer) set(frozen bool) {
+	f.mu.Lock()
+	f.frozen = frozen
+	f.mu.Unlock()
+	f.thawed.Broadcast()
+}
+
+func (f *freezer) pipe(dst, src net.Conn) {
+	defer dst.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		f.mu.Lock()
+		for f.frozen {
+			f.thawed.Wait()
+		}
+		f.mu.Unlock()
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				return
+			}
+			if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+				_ = cw.CloseWrite()
+			}
+			return
+		}
+	}
+}
+
+// TestFrozenEngineDoesNotHoldTheCall: when the engine stops answering in
+// the middle of a call, the call still ends at its timeout plus
+// stopBudget, as a timeout; its container goes once the engine answers
+// again.
+func TestFrozenEngineDoesNotHoldTheCall(t *testing.T) {
+	requireDocker(t)
+	engine := "/var/run/docker.sock"
+	if h, ok := strings.CutPrefix(os.Getenv("DOCKER_HOST"), "unix://"); ok {
+		engine = h
+	}
+	sock := newFreezer(t, engine)
+	f, _ := freezers.Load(sock)
+	t.Setenv("DOCKER_HOST", "unix://"+sock)
+	name := uniqueName(t)
+	sb := openRun(t, name, map[string]any{"transport": "api"})
+	const timeout = 2 * time.Second
+	time.AfterFunc(timeout/2, func() { f.(*freezer).set(true) })
+	start := time.Now()
+	_, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "sleep", Args: []string{"30"}, Timeout: timeout})
+	took := time.Since(start)
+	f.(*freezer).set(false)
+	if !errors.Is(err, sandbox.ErrTimeout) {
+		t.Errorf("err = %v, want a timeout", err)
+	}
+	if took > timeout+stopBudget+500*time.Millisecond {
+		t.Errorf("returned after %v, want within %v of its %v timeout", took, stopBudget+500*time.Millisecond, timeout)
+	}
+	assertNoContainersSoon(t, name)
+}

@@ -106,11 +106,8 @@ func (p *parser) sandbox(e pair, modes ModeSet, checkModes bool) (Sandbox, bool)
 }
 
 // DefaultOpenTimeout bounds opening a sandbox whose entry sets no
-// open_timeout: starting its plugin and letting the backend check what it
-// runs on (an image inspected, a pod looked up, a resident installed)
-// takes seconds at most; a plugin whose Open never returns must not hang
-// the host.
-const DefaultOpenTimeout = 30 * time.Second
+// open_timeout; a plugin whose Open never returns must not hang the host.
+const DefaultOpenTimeout = sandbox.DefaultOpenTimeout
 
 // openTimeout reads open_timeout, a positive Go duration ("45s").
 func (p *parser) openTimeout(v *yaml.Node, entry string) time.Duration {

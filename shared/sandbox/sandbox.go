@@ -98,6 +98,12 @@ type Factory func(name string, cfg map[string]any) (Sandbox, error)
 // zero and its own configuration sets none.
 const DefaultTimeout = 10 * time.Second
 
+// DefaultOpenTimeout bounds opening a sandbox: starting what serves it
+// and the checks a backend makes of what it runs on (an image inspected,
+// a pod looked up, a shell tried, a resident installed). A RuntimeConfig
+// entry's open_timeout replaces it on the host side.
+const DefaultOpenTimeout = 30 * time.Second
+
 // DefaultOutputLimit caps each of stdout and stderr when a backend's
 // configuration sets no other limit.
 const DefaultOutputLimit = 16 << 20

@@ -69,7 +69,8 @@ func newExecSandbox(name string, cfg map[string]any, log hclog.Logger) (sandbox.
 			return nil, err
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	// The open's checks, bounded as the host bounds the whole open.
+	ctx, cancel := context.WithTimeout(context.Background(), sandbox.DefaultOpenTimeout)
 	defer cancel()
 	if err := s.checkShell(ctx); err != nil {
 		cli.Close()

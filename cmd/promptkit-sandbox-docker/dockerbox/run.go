@@ -47,7 +47,8 @@ func RunFactory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	// The open's checks, bounded as the host bounds the whole open.
+	ctx, cancel := context.WithTimeout(context.Background(), sandbox.DefaultOpenTimeout)
 	defer cancel()
 	if err := s.run.check(ctx); err != nil {
 		s.run.close()

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -16,8 +15,6 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
 
-// openTimeout bounds resolving the pod and checking its shell.
-const openTimeout = 30 * time.Second
 
 // Sandbox runs each call inside a container of an existing pod.
 type Sandbox struct {
@@ -78,7 +75,7 @@ func newSandbox(name string, cfg map[string]any, log hclog.Logger) (sandbox.Sand
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), sandbox.DefaultOpenTimeout)
 	defer cancel()
 	t, err := s.resolve(ctx)
 	if err == nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
 
-
 // Sandbox runs each call inside a container of an existing pod.
 type Sandbox struct {
 	name string

@@ -32,9 +32,52 @@ import (
 func DecodeInput(hook, phase string, data []byte) (*Payload, error) {
 	p, err := decodeInput(hook, phase, data)
 	if err != nil {
-		return nil, fmt.Errorf("input: %w", err)
+		return nil, &inputError{err}
 	}
 	return p, nil
+}
+
+// inputError is an error of DecodeInput. Its message quotes no more than
+// maxQuote bytes of any one piece of the input (a key, a value), so a
+// hostile document cannot make an error, and the log line or deny
+// reason that repeats it, as large as itself.
+type inputError struct{ err error }
+
+func (e *inputError) Error() string { return "input: " + clipQuotes(e.err.Error(), maxQuote) }
+func (e *inputError) Unwrap() error { return e.err }
+
+// maxQuote bounds each quoted piece of the input in an error message.
+const maxQuote = 64
+
+// clipQuotes cuts every double-quoted run of msg longer than n bytes to
+// its first n bytes (whole UTF-8 characters) and an ellipsis.
+func clipQuotes(msg string, n int) string {
+	var b strings.Builder
+	for {
+		open := strings.IndexByte(msg, '"')
+		if open < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		end := open + 1
+		for end < len(msg) && msg[end] != '"' {
+			if msg[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		b.WriteString(msg[:open+1])
+		inner := msg[open+1 : min(end, len(msg))]
+		if cut, clipped := clip([]byte(inner), n); clipped {
+			inner = cut + "..."
+		}
+		b.WriteString(inner)
+		if end >= len(msg) {
+			return b.String()
+		}
+		b.WriteByte('"')
+		msg = msg[end+1:]
+	}
 }
 
 func decodeInput(hook, phase string, data []byte) (*Payload, error) {

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -162,5 +163,28 @@ func TestDecodeInputFillsThePayload(t *testing.T) {
 		p.ProviderResponse == nil || p.ProviderResponse.Message.Content != "hi" ||
 		p.ToolRequest != nil || p.ToolResponse != nil || p.SessionEvent != nil || p.EvalResult != nil {
 		t.Errorf("payload = %+v", p)
+	}
+}
+
+// TestInputErrorsQuoteLittle: an error never repeats more than maxQuote
+// bytes of any one piece of a hostile document.
+func TestInputErrorsQuoteLittle(t *testing.T) {
+	big := strings.Repeat("k", 10000)
+	for _, in := range []string{
+		`{"request":{"` + big + `":1}}`,
+		`{"` + big + `":{}}`,
+		`{"request":{"Messages":[{"role":"user","content":"x","` + big + `":1}]}}`,
+		`{"request":{"Messages":[{"role":"user","timestamp":"` + big + `"}]}}`,
+	} {
+		_, err := DecodeInput(HookProvider, PhaseBeforeCall, []byte(in))
+		if err == nil {
+			t.Fatalf("%.60s... accepted", in)
+		}
+		if msg := err.Error(); len(msg) > 400 || !strings.Contains(msg, strings.Repeat("k", maxQuote)+`..."`) {
+			t.Errorf("%d bytes: %.200s", len(msg), msg)
+		}
+	}
+	if got := clipQuotes(`a "short" b "`+big+`" c "open`, 4); got != `a "shor..." b "kkkk..." c "open` {
+		t.Errorf("clipQuotes = %q", got)
 	}
 }

@@ -143,7 +143,7 @@ func (s *Sandbox) launchResident(ctx context.Context, t target, img resident.Ima
 		// Once the script has said there is no resident, the exec has
 		// nothing more to say: end it rather than wait for the stream to
 		// close, which an API server can take seconds to do.
-		missing := saidMissing{head: head, stop: stop}
+		missing := &saidMissing{stop: stop}
 		_, err := s.c.exec(sctx, t, residentArgv(img, "run"), inR, io.MultiWriter(head, missing, outW), diag)
 		if err == nil {
 			err = io.EOF
@@ -168,16 +168,22 @@ func (s *Sandbox) launchResident(ctx context.Context, t target, img resident.Ima
 	return sess, nil
 }
 
-// saidMissing stops a resident's exec once its output (kept in head)
-// starts with residentMissing.
+// saidMissing stops a resident's exec once its output starts with
+// residentMissing. It looks at those first bytes only: every frame of a
+// running resident passes through it afterwards, at the cost of a
+// comparison. One goroutine writes to it (the exec's stdout copy).
 type saidMissing struct {
-	head *resident.HeadBuffer
 	stop context.CancelFunc
+	seen []byte
 }
 
-func (m saidMissing) Write(p []byte) (int, error) {
-	if strings.HasPrefix(m.head.String(), residentMissing+"\n") {
-		m.stop()
+func (m *saidMissing) Write(p []byte) (int, error) {
+	const want = residentMissing + "\n"
+	if room := len(want) - len(m.seen); room > 0 {
+		m.seen = append(m.seen, p[:min(room, len(p))]...)
+		if string(m.seen) == want {
+			m.stop()
+		}
 	}
 	return len(p), nil
 }

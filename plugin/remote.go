@@ -85,10 +85,10 @@ func (r *RemoteSandbox) Spawn(ctx context.Context, req sandbox.Request) (resp sa
 		defer cancelHop()
 	}
 	fail := func(err error) error {
-		if sandbox.Done(ctx) {
-			return sandbox.ContextError(ctx, what, req.Timeout)
-		}
-		if !deadline.IsZero() && sandbox.Done(sctx) && r.client.exited() == nil {
+		// Past the call's own timeout, with the plugin still there, the
+		// call timed out whichever context noticed first (a host bounds
+		// the whole call, a reopen included, by the same deadline).
+		if !deadline.IsZero() && !time.Now().Before(deadline) && sandbox.Done(sctx) && r.client.exited() == nil {
 			return sandbox.NewError(sandbox.KindTimeout, fmt.Sprintf("%s: timed out after %s (plugin %s did not answer within %s of it)",
 				what, req.Timeout, r.plugin, HopGrace), nil)
 		}
@@ -193,7 +193,7 @@ const deadlineSkew = 100 * time.Millisecond
 
 // streamError classifies what ended a Spawn stream early.
 func (r *RemoteSandbox) streamError(ctx context.Context, what string, timeout time.Duration, err error) error {
-	if ctx.Err() != nil {
+	if sandbox.Done(ctx) {
 		return sandbox.ContextError(ctx, what, timeout)
 	}
 	if err := r.client.exited(); err != nil {

@@ -236,6 +236,9 @@ func TestHostHoldsTheTimeout(t *testing.T) {
 		start := time.Now()
 		_, err := deaf.Spawn(context.Background(), sandbox.Request{Command: "x", Args: []string{"30s"}, Timeout: timeout})
 		bounded(t, start, err)
+		if !strings.Contains(fmt.Sprint(err), "did not answer within 1s of it") {
+			t.Errorf("err = %v, want it to say the plugin did not answer", err)
+		}
 	})
 	t.Run("answers late", func(t *testing.T) {
 		start := time.Now()

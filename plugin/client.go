@@ -168,7 +168,7 @@ func (c *Client) exited() error {
 // callError classifies a failed unary call: the caller's own context
 // first, then a plugin that is gone, then what the plugin said.
 func (c *Client) callError(ctx context.Context, what string, err error) error {
-	if ctx.Err() != nil {
+	if sandbox.Done(ctx) {
 		return sandbox.ContextError(ctx, fmt.Sprintf("plugin %s: %s", c.label(), what), 0)
 	}
 	if err := c.exited(); err != nil {

@@ -28,7 +28,7 @@ func (h *Host) Open(s config.Sandbox) (sandbox.Sandbox, error) {
 	}
 	ps := &pluginSandbox{name: s.Name, mode: s.Mode, cfg: s.Config, inst: srv.inst, openTimeout: timeout}
 	if _, _, err := ps.remote(ctx); err != nil {
-		if ctx.Err() != nil {
+		if sandbox.Done(ctx) {
 			return nil, sandbox.NewError(sandbox.KindTimeout, fmt.Sprintf("open sandbox %s in plugin %s: no answer within %s (open_timeout)",
 				s.Name, ps.Plugin(), timeout), nil)
 		}
@@ -78,7 +78,7 @@ func (s *pluginSandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox
 	}
 	rs, gen, err := s.remote(rctx)
 	if err != nil {
-		if rctx.Err() != nil {
+		if sandbox.Done(rctx) {
 			err = sandbox.ContextError(rctx, fmt.Sprintf("command %q: reopen sandbox %s in plugin %s", req.Command, s.name, s.Plugin()), req.Timeout)
 		} else if sandbox.KindOf(err) == sandbox.KindUnknown {
 			// The plugin rejected the configuration it accepted before:

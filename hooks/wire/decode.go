@@ -182,7 +182,7 @@ func parseObject(data []byte) (map[string]json.RawMessage, error) {
 		return nil, fmt.Errorf("want a JSON object, got %s", jsonKind(raw))
 	}
 	if k, dup := duplicateKey(raw, false); dup {
-		return nil, fmt.Errorf("key %q appears twice in one object: PromptKit never sends that, and decoders disagree on which counts", clipKey(k))
+		return nil, fmt.Errorf("key %q appears twice in one object: PromptKit never sends that, and decoders disagree on which counts", k)
 	}
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &members); err != nil {
@@ -202,15 +202,6 @@ func invalidUTF8(data []byte) int {
 		i += n
 	}
 	return -1
-}
-
-// clipKey cuts a key for an error message: input errors never echo more
-// than a little of the input.
-func clipKey(k string) string {
-	if s, cut := clip([]byte(k), clipLen); cut {
-		return s + "..."
-	}
-	return k
 }
 
 // describeSyntaxError says where in data the JSON broke, by line and column.

@@ -24,14 +24,14 @@ type freezer struct {
 	thawed *sync.Cond
 }
 
-func newFreezer(t *testing.T, engine string) string {
+func newFreezer(t *testing.T, engine string) (sock string, f *freezer) {
 	t.Helper()
-	sock := filepath.Join(t.TempDir(), "engine.sock")
+	sock = filepath.Join(t.TempDir(), "engine.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &freezer{ln: ln}
+	f = &freezer{ln: ln}
 	f.thawed = sync.NewCond(&f.mu)
 	t.Cleanup(func() { f.set(false); _ = ln.Close() })
 	go func() {
@@ -49,11 +49,8 @@ func newFreezer(t *testing.T, engine string) string {
 			go f.pipe(e, c)
 		}
 	}()
-	freezers.Store(sock, f)
-	return sock
+	return sock, f
 }
-
-var freezers sync.Map
 
 func (f *freezer) set(frozen bool) {
 	f.mu.Lock()
@@ -99,17 +96,16 @@ func TestFrozenEngineDoesNotHoldTheCall(t *testing.T) {
 	if h, ok := strings.CutPrefix(os.Getenv("DOCKER_HOST"), "unix://"); ok {
 		engine = h
 	}
-	sock := newFreezer(t, engine)
-	f, _ := freezers.Load(sock)
+	sock, f := newFreezer(t, engine)
 	t.Setenv("DOCKER_HOST", "unix://"+sock)
 	name := uniqueName(t)
 	sb := openRun(t, name, map[string]any{"transport": "api"})
 	const timeout = 2 * time.Second
-	time.AfterFunc(timeout/2, func() { f.(*freezer).set(true) })
+	time.AfterFunc(timeout/2, func() { f.set(true) })
 	start := time.Now()
 	_, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "sleep", Args: []string{"30"}, Timeout: timeout})
 	took := time.Since(start)
-	f.(*freezer).set(false)
+	f.set(false)
 	if !errors.Is(err, sandbox.ErrTimeout) {
 		t.Errorf("err = %v, want a timeout", err)
 	}

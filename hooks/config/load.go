@@ -197,7 +197,7 @@ func (p *parser) parse(data []byte) *File {
 	if root == nil {
 		return nil
 	}
-	p.checkDuplicates(root, "")
+	p.checkNodes(root, "")
 	top := p.deref(root, "")
 	if top.Kind != yaml.MappingNode {
 		p.addAt(root, "", "top level must be a mapping, got %s", describe(top))

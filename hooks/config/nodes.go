@@ -96,7 +96,7 @@ func describe(n *yaml.Node) string {
 // entries returns the keys of mapping m in the order written, with merge
 // keys ("<<: *anchor") expanded in place the way YAML defines them: keys
 // written in m win over merged ones, and earlier merges over later ones.
-// A duplicate key keeps its first value; checkDuplicates reports it.
+// A duplicate key keeps its first value; checkNodes reports it.
 func (p *parser) entries(m *yaml.Node, entry string) []pair {
 	return p.merged(m, entry, map[*yaml.Node]bool{})
 }
@@ -172,11 +172,12 @@ func (p *parser) mergeSources(v *yaml.Node, entry string, active map[*yaml.Node]
 	return nil
 }
 
-// checkDuplicates reports keys written twice in one mapping, anywhere in
-// the document. yaml.v3 only notices duplicates when decoding into Go
-// values, and PromptKit, which does that, would reject the file. Aliases
-// are not followed: what they point to is checked where it is written.
-func (p *parser) checkDuplicates(n *yaml.Node, path string) {
+// checkNodes reports, anywhere in the document, keys written twice in
+// one mapping and explicit tags. yaml.v3 only notices duplicates when
+// decoding into Go values, and PromptKit, which does that, would reject
+// the file. Aliases are not followed: what they point to is checked where
+// it is written.
+func (p *parser) checkNodes(n *yaml.Node, path string) {
 	if n.Style&yaml.TaggedStyle != 0 {
 		// PromptKit decodes a tagged value (!!binary base64-decodes it)
 		// where this loader reads its text: the two would disagree.
@@ -196,12 +197,12 @@ func (p *parser) checkDuplicates(n *yaml.Node, path string) {
 					first[name] = k
 				}
 			}
-			p.checkDuplicates(k, path)
-			p.checkDuplicates(v, joinPath(path, name))
+			p.checkNodes(k, path)
+			p.checkNodes(v, joinPath(path, name))
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			p.checkDuplicates(c, fmt.Sprintf("%s[%d]", path, i))
+			p.checkNodes(c, fmt.Sprintf("%s[%d]", path, i))
 		}
 	}
 }

@@ -131,22 +131,25 @@ func (r *apiRunner) prepare(ctx context.Context, spec runSpec) (prepared, error)
 		answer <- createResult{created.ID, err}
 	}()
 	var created createResult
+	answered := false
 	select {
 	case created = <-answer:
+		answered = true
 	case <-ctx.Done():
-		// The caller does not wait for a slow engine; the container, if
-		// the engine makes it, is removed once it has.
+	}
+	if ctx.Err() != nil {
+		// The caller does not wait for a slow engine: the container, if
+		// the engine makes it (or has), is removed off its path.
 		r.pending.Add(1)
 		go func() {
 			defer r.pending.Done()
-			if res := <-answer; res.err == nil {
-				r.removeNamed(res.id)
+			if !answered {
+				created = <-answer
+			}
+			if created.err == nil {
+				r.removeNamed(created.id)
 			}
 		}()
-		return nil, sandbox.ContextError(ctx, spec.what, spec.timeout)
-	}
-	if created.err == nil && ctx.Err() != nil {
-		r.removeNamed(created.id)
 		return nil, sandbox.ContextError(ctx, spec.what, spec.timeout)
 	}
 	if err := created.err; err != nil {

@@ -52,7 +52,7 @@ func (s *server) Spawn(stream sandboxpb.Sandbox_SpawnServer) error {
 	// Output goes out in chunks as it comes (while the process runs, if
 	// the backend streams); what is left at the end rides with the result,
 	// so a hook's verdict and its stderr come back in one message.
-	out := &streamWriter{stream: stream}
+	out := newStreamWriter(stream)
 	if req.Timeout > 0 {
 		// The host waits only HopGrace past the timeout for the result:
 		// what the hook wrote goes out when the timeout fires, and what
@@ -132,40 +132,27 @@ type pending struct {
 	wrap func([]byte) *sandboxpb.SpawnOutput
 }
 
-func (w *streamWriter) stdout() io.Writer {
-	w.out.wrap = stdoutMsg
-	return streamSink{w, &w.out}
+func newStreamWriter(stream chunkSender) *streamWriter {
+	return &streamWriter{stream: stream, out: pending{wrap: stdoutMsg}, errs: pending{wrap: stderrMsg}}
 }
 
-func (w *streamWriter) stderr() io.Writer {
-	w.errs.wrap = stderrMsg
-	return streamSink{w, &w.errs}
-}
+func (w *streamWriter) stdout() io.Writer { return streamSink{w, &w.out} }
+func (w *streamWriter) stderr() io.Writer { return streamSink{w, &w.errs} }
 
 type streamSink struct {
 	w *streamWriter
 	p *pending
 }
 
-// Write gathers p and sends every full chunk; gRPC has serialized a
-// message before Send returns, so nothing of p is held on to.
+// Write gathers p and sends every full chunk (every byte, once eager);
+// gRPC has serialized a message before Send returns, so nothing of p is
+// held on to.
 func (s streamSink) Write(p []byte) (int, error) {
 	s.w.mu.Lock()
 	defer s.w.mu.Unlock()
 	s.p.buf = append(s.p.buf, p...)
-	for len(s.p.buf) >= flushAt {
-		if err := s.w.sendLocked(s.p.wrap(s.p.buf[:flushAt])); err != nil {
-			s.p.buf = nil
-			return 0, err
-		}
-		s.p.buf = append(s.p.buf[:0], s.p.buf[flushAt:]...)
-	}
-	if s.w.eager && len(s.p.buf) > 0 {
-		if err := s.w.sendLocked(s.p.wrap(s.p.buf)); err != nil {
-			s.p.buf = nil
-			return 0, err
-		}
-		s.p.buf = s.p.buf[:0]
+	if err := s.w.drainLocked(s.p, s.w.eager); err != nil {
+		return 0, err
 	}
 	return len(p), nil
 }
@@ -178,13 +165,24 @@ func (w *streamWriter) flush() {
 	defer w.mu.Unlock()
 	w.eager = true
 	for _, p := range []*pending{&w.out, &w.errs} {
-		if len(p.buf) > 0 && p.wrap != nil {
-			if w.sendLocked(p.wrap(p.buf)) != nil {
-				return
-			}
-			p.buf = p.buf[:0]
+		if w.drainLocked(p, true) != nil {
+			return
 		}
 	}
+}
+
+// drainLocked sends p's output in chunks of at most flushAt: the full
+// chunks only, or all of it.
+func (w *streamWriter) drainLocked(p *pending, all bool) error {
+	for len(p.buf) >= flushAt || all && len(p.buf) > 0 {
+		n := min(len(p.buf), flushAt)
+		if err := w.sendLocked(p.wrap(p.buf[:n])); err != nil {
+			p.buf = nil
+			return err
+		}
+		p.buf = append(p.buf[:0], p.buf[n:]...)
+	}
+	return nil
 }
 
 func (w *streamWriter) sendLocked(msg *sandboxpb.SpawnOutput) error {

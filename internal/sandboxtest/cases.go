@@ -166,9 +166,23 @@ func (r *runner) timeoutSession(t *testing.T) {
 // suite sees the child run; longer on a second or third attempt if it
 // did not.
 func (r *runner) exitLeftovers(t *testing.T) {
+	r.exitLeaving(t, `sleep "$m" &`)
+}
+
+// exitDaemon: as exitLeftovers, for a daemon: a double fork, with a
+// session of its own and its output elsewhere, whose parent has exited
+// long before the command does. It is found and killed all the same.
+func (r *runner) exitDaemon(t *testing.T) {
+	r.exitLeaving(t, `(setsid sleep "$m" >/dev/null 2>&1 </dev/null &);`)
+}
+
+// exitLeaving runs start, which leaves one process running, in a
+// command that then exits 4, and checks that process is killed without
+// the call waiting for it.
+func (r *runner) exitLeaving(t *testing.T, start string) {
 	linger := time.Second
 	for attempt := 1; ; attempt++ {
-		w := r.runWatched(t, fmt.Sprintf(`sleep "$m" & sleep %d; printf done; exit 4`, int(linger.Seconds())), 1, r.cell.CallTimeout, false)
+		w := r.runWatched(t, fmt.Sprintf(`%s sleep %d; printf done; exit 4`, start, int(linger.Seconds())), 1, r.cell.CallTimeout, false)
 		t.Logf("returned after %v", w.took.Round(time.Millisecond))
 		if len(w.seen) == 0 && attempt < timeoutAttempts {
 			r.assertGone(t, w, 0)

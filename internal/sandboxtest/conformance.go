@@ -25,6 +25,7 @@ const (
 	CaseTimeoutTree    = "timeout_children"
 	CaseTimeoutSession = "timeout_new_session"
 	CaseExitLeftovers  = "leftovers_after_exit"
+	CaseExitDaemon     = "daemon_after_exit"
 	CaseCancel         = "cancel"
 	CaseConcurrent     = "concurrent"
 	CaseOutputCap      = "output_cap"
@@ -195,6 +196,7 @@ var cases = []caseDef{
 	{CaseTimeoutTree, (*runner).timeoutChildren, beside},
 	{CaseTimeoutSession, (*runner).timeoutSession, beside},
 	{CaseExitLeftovers, (*runner).exitLeftovers, beside},
+	{CaseExitDaemon, (*runner).exitDaemon, beside},
 	{CaseCancel, (*runner).cancel, beside},
 	{CaseOutputCap, (*runner).outputCap, inTurn},
 	{CaseTypedErrors, (*runner).typedErrors, inTurn},

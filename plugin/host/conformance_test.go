@@ -34,8 +34,6 @@ func TestConformance(t *testing.T) {
 		Options: sandboxtest.Options{
 			KillTimeout: 500 * time.Millisecond,
 			Slack:       3 * time.Second,
-			Exempt: map[string]string{sandboxtest.CaseTimeoutSession: "a descendant that leaves the process group (setsid) " +
-				"is out of reach of direct's process-group kill, as package shell documents"},
 		},
 	})...)
 }

@@ -28,8 +28,6 @@ func TestConformance(t *testing.T) {
 			Slack:       3 * time.Second,
 			Exempt: map[string]string{
 				sandboxtest.CaseClose: "direct.Sandbox holds nothing, so it has no Close",
-				sandboxtest.CaseTimeoutSession: "a descendant that leaves the process group (setsid) is out of reach " +
-					"of a process-group kill, as package shell documents: only a container or a PID namespace contains it",
 			},
 		},
 	})

@@ -160,12 +160,9 @@ func (s *server) kill(id uint32) {
 	defer c.mu.Unlock()
 	c.killed = true
 	if c.proc != nil {
-		// Freeze first: once the leader dies, its children's parent links
-		// no longer lead to the call. Stop records the kill as the call's
-		// end and kills the group; the rest of the tree follows.
-		frozen := freezeTree(c.proc.Pid())
+		// The shell contains the call (a supervisor or a cgroup): the
+		// kill reaches what left the call's group too.
 		c.proc.Stop()
-		killFrozen(frozen)
 	}
 }
 
@@ -207,9 +204,8 @@ func (s *server) run(c *serverCall) exitReport {
 	}
 	timeout := time.Duration(c.spec.TimeoutMS) * time.Millisecond
 	opts := shell.Options{
-		// The timeout is enforced below, on the whole tree: the shell's
-		// own kills the process group alone, and a setsid child would
-		// outlive it.
+		// The timeout is enforced below, with the plugin's kill frame as
+		// the usual end and this as the backstop.
 		Timeout:     -1,
 		KillGrace:   -1,
 		OutputLimit: c.spec.OutputLimit,
@@ -233,14 +229,10 @@ func (s *server) run(c *serverCall) exitReport {
 	c.stdin = nil // the process has its copy in the pipe feeder
 	if timeout > 0 {
 		// The backstop, when the plugin's own kill did not come: the
-		// same freeze and kill of the whole tree as a kill frame.
+		// same kill of the whole tree as a kill frame.
 		what := c.spec.Command
 		backstop := time.AfterFunc(timeout, func() {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			frozen := freezeTree(p.Pid())
 			p.StopWith(sandbox.NewError(sandbox.KindTimeout, fmt.Sprintf("command %q: timed out after %s", what, timeout), nil))
-			killFrozen(frozen)
 		})
 		defer backstop.Stop()
 	}

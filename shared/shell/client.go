@@ -33,6 +33,7 @@ func StartClient(ctx context.Context, path string, args, env []string, stdin io.
 		StdoutSink:  stdout,
 		StderrSink:  stderr,
 		StdinReader: stdin,
+		Uncontained: true,
 	})
 }
 

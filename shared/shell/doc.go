@@ -21,20 +21,44 @@
 // signalled, so its ID cannot be recycled under us and a signal never
 // reaches an unrelated group.
 //
-// The leader also gets SIGKILL if the host process dies (PR_SET_PDEATHSIG);
-// its descendants are reached through the group kill or not at all. Linux
-// ties that signal to the host thread that forked the child, which is safe
-// in a Go program as long as Start is not called from a goroutine that
-// locks its OS thread and then exits.
+// # Containment
+//
+// A process group does not hold what leaves it (setsid, a daemon's
+// double fork), nor does it die with a host that is SIGKILLed. So each
+// process is contained as well, the best way the host allows
+// (ContainmentEnv overrides the choice):
+//
+//   - a cgroup v2 of its own (ContainCgroup), where the host can make one
+//     under its own cgroup (root, or a delegated subtree, on Linux 5.14
+//     or later): signals reach every process in it, SIGKILL through
+//     cgroup.kill, and the cgroup is emptied when the leader exits. A
+//     keeper process, started once per host, kills and removes the
+//     host's cgroups when the host exits, however it exits;
+//   - otherwise a supervisor (ContainSupervisor, package supervisor): a
+//     second start of the host's own binary that runs the process as its
+//     child and, as a child subreaper, finds and kills everything below
+//     it, when the leader exits, when told to, and when the host dies.
+//     It needs no privilege; it costs that start on every call.
+//
+// Both catch every way a process can leave its group or its parent. What
+// still escapes is what the process has another service start for it
+// (systemd-run, a container engine, cron); under a supervisor, also what
+// it started before it SIGKILLed the supervisor, which it may, being the
+// same user (the host then kills the process group, which is all it can
+// still find). Options.Uncontained keeps to the process group
+// (ContainGroup): for the docker and kubectl clients the backends drive.
+//
+// The leader also gets SIGKILL if the host process dies
+// (PR_SET_PDEATHSIG). Linux ties that signal to the host thread that
+// forked the child, which is safe in a Go program as long as Start is
+// not called from a goroutine that locks its OS thread and then exits.
 //
 // # Limits
 //
-// A descendant that leaves the group (setsid, setpgid, a daemonizing
-// fork) is out of reach: it is not signalled, and it survives the call.
-// If it still holds stdout or stderr, Wait stops reading
-// Options.OrphanWait after the leader has exited and returns what was
-// captured. Only a PID namespace, a cgroup or a container (the other
-// backends) contains such processes.
+// An uncontained descendant that leaves the group is out of reach: it is
+// not signalled, and it survives the call. If it still holds stdout or
+// stderr, Wait stops reading Options.OrphanWait after the leader has
+// exited and returns what was captured.
 //
 // Command is resolved through the host's PATH, not the PATH given in
 // Request.Env.

@@ -17,6 +17,8 @@ import (
 type group struct {
 	mu      sync.Mutex
 	pgid    int
+	sup     *supervision // when set, signals go to the tree through it
+	cg      *callCgroup  // when set, signals go to all of it too
 	grace   time.Duration
 	exited  bool  // the leader has exited; Wait owns the rest
 	cause   error // why we started terminating; nil if we never did
@@ -31,6 +33,7 @@ func (g *group) arm(ctx context.Context, p *Process, timeout time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.pgid = p.pid
+	g.sup, g.cg = p.sup, p.cg
 	g.grace = p.opts.KillGrace
 	what := describe(p.command)
 	if timeout > 0 {
@@ -90,7 +93,14 @@ func (g *group) leaderExited() error {
 }
 
 func (g *group) signal(sig syscall.Signal) {
+	if g.sup != nil {
+		g.sup.order(sig)
+		return
+	}
 	// ESRCH cannot happen while the leader is unreaped; nothing else is
 	// worth reporting from here.
 	_ = syscall.Kill(-g.pgid, sig)
+	if g.cg != nil {
+		g.cg.signal(sig)
+	}
 }

@@ -188,16 +188,16 @@ while [ ! -e "$2" ]; do sleep 0.01; done
 	}
 }
 
-// A descendant that left the group cannot be killed from here; holding the
-// pipes, it delays the call by OrphanWait and no more.
-func TestEscapedDescendantDelaysByOrphanWaitOnly(t *testing.T) {
+// Uncontained, a descendant that left the group cannot be killed from
+// here; holding the pipes, it delays the call by OrphanWait and no more.
+func TestUncontainedEscapedDescendantDelaysByOrphanWaitOnly(t *testing.T) {
 	const orphanWait = 400 * time.Millisecond
 	file := pidFile(t)
 	script := `setsid sh -c 'echo $$ > "$1.tmp"; mv "$1.tmp" "$1"; exec sleep 120' sh "$1" &
 while [ ! -s "$1" ]; do sleep 0.01; done
 echo done`
 	start := time.Now()
-	resp, err := Run(context.Background(), sh(script, file), Options{OrphanWait: orphanWait})
+	resp, err := Run(context.Background(), sh(script, file), Options{OrphanWait: orphanWait, Uncontained: true})
 	elapsed := time.Since(start)
 	proctest.Identify(t, proctest.ReadPIDs(t, file, 1)...) // still running: the documented limit; cleanup kills it
 

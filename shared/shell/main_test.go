@@ -15,8 +15,11 @@ import (
 const roleEnv = "SHELL_TEST_ROLE"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(roleEnv) == "pdeathsig-host" {
+	switch os.Getenv(roleEnv) {
+	case "pdeathsig-host":
 		os.Exit(pdeathsigHost())
+	case "escape-host":
+		os.Exit(escapeHost())
 	}
 	os.Exit(m.Run())
 }
@@ -28,6 +31,17 @@ func pdeathsigHost() int {
 		Command: "sh",
 		Args:    []string{"-c", `echo $$ > "$PIDFILE.tmp" && mv "$PIDFILE.tmp" "$PIDFILE" && exec sleep 120`},
 		Env:     []string{"PIDFILE"},
+	}, Options{Timeout: 5 * time.Minute})
+	fmt.Fprintln(os.Stderr, "host: run returned:", err)
+	return 1
+}
+
+// escapeHost runs escapeStart and sleeps; the test SIGKILLs this host and
+// expects every process of the call, the escaped ones too, to die with it.
+func escapeHost() int {
+	_, err := Run(context.Background(), sandbox.Request{
+		Command: "sh",
+		Args:    []string{"-c", escapeStart + "exec sleep 120", "sh", os.Getenv("PIDFILE")},
 	}, Options{Timeout: 5 * time.Minute})
 	fmt.Fprintln(os.Stderr, "host: run returned:", err)
 	return 1

@@ -53,6 +53,10 @@ type Options struct {
 	// Wait does not wait for it to end; the copy stops at the first write
 	// after the process is gone.
 	StdinReader io.Reader
+	// Uncontained holds the process by its process group alone (see
+	// ContainGroup): for a trusted client (docker, kubectl) that leaves
+	// nothing running, where a cgroup or a supervisor would only cost.
+	Uncontained bool
 }
 
 func (o Options) withDefaults() Options {

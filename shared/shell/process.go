@@ -19,7 +19,9 @@ import (
 // Stdout and Stderr may be used from any goroutine while it runs.
 type Process struct {
 	cmd     *exec.Cmd
-	pid     int // also the process group ID
+	pid     int          // the process we started and wait for: the command, or its supervisor
+	sup     *supervision // set when a supervisor contains the process
+	cg      *callCgroup  // set when a cgroup does
 	command string
 	opts    Options
 
@@ -61,7 +63,7 @@ func Start(ctx context.Context, req sandbox.Request, opts Options) (*Process, er
 		stderr:      opts.output(opts.StderrSink),
 		readersDone: make(chan struct{}, 2),
 	}
-	if err := p.spawn(req); err != nil {
+	if err := p.spawn(ctx, req); err != nil {
 		return nil, err
 	}
 	p.group.arm(ctx, p, opts.timeoutFor(req))
@@ -71,7 +73,7 @@ func Start(ctx context.Context, req sandbox.Request, opts Options) (*Process, er
 // spawn creates the pipes, starts the process and the goroutines that
 // move bytes. The child gets the *os.File ends directly, so os/exec waits
 // for the process only, never for our copies.
-func (p *Process) spawn(req sandbox.Request) (err error) {
+func (p *Process) spawn(ctx context.Context, req sandbox.Request) (err error) {
 	var closeOnErr []*os.File
 	defer func() {
 		if err != nil {
@@ -109,18 +111,42 @@ func (p *Process) spawn(req sandbox.Request) (err error) {
 		cmd.Stdin = inR
 	}
 
+	childEnds := []*os.File{outW, errW, inR}
+	if cmd.Err != nil {
+		return sandbox.NewError(sandbox.KindStart, "start "+describe(p.command), cmd.Err)
+	}
+	ends, err := p.contain(cmd)
+	if err != nil {
+		return sandbox.NewError(sandbox.KindStart, "contain "+describe(p.command), err)
+	}
+	childEnds = append(childEnds, ends...)
+
 	err = cmd.Start()
 	// The child has its copies; ours would keep the pipes open forever.
-	for _, f := range []*os.File{outW, errW, inR} {
+	for _, f := range childEnds {
 		if f != nil {
 			f.Close()
 		}
 	}
 	if err != nil {
+		p.release()
 		return sandbox.NewError(sandbox.KindStart, "start "+describe(p.command), err)
 	}
 	p.cmd = cmd
 	p.pid = cmd.Process.Pid
+	if p.sup != nil {
+		if err := p.sup.started(ctx, cmd.Args[1]); err != nil {
+			// The supervisor exits on its own after a failed start, and
+			// at once when its control pipe closes.
+			p.sup.ctl.Close()
+			_ = cmd.Wait()
+			p.release()
+			if ctx.Err() != nil {
+				return sandbox.ContextError(ctx, describe(p.command), 0)
+			}
+			return sandbox.NewError(sandbox.KindStart, "start "+describe(p.command), err)
+		}
+	}
 
 	go p.capture(p.stdout, p.outR)
 	go p.capture(p.stderr, p.errR)
@@ -159,8 +185,14 @@ func (p *Process) stream(w *os.File, r io.Reader) {
 	w.Close()
 }
 
-// Pid returns the process ID, which is also its process group ID.
-func (p *Process) Pid() int { return p.pid }
+// Pid returns the command's process ID, which is also its process group
+// ID.
+func (p *Process) Pid() int {
+	if p.sup != nil {
+		return p.sup.cmdPid
+	}
+	return p.pid
+}
 
 // Stdout is the process's standard output as captured so far.
 func (p *Process) Stdout() *Output { return p.stdout }
@@ -195,6 +227,12 @@ func (p *Process) wait() {
 	waitExit(p.pid)
 	cause := p.group.leaderExited()
 	waitErr := p.cmd.Wait() // reaps; only now may the PID be recycled
+	if p.sup != nil {
+		p.sup.finish()
+	}
+	if p.cg != nil {
+		p.cg.release()
+	}
 
 	p.releaseStdin()
 	p.collectOutput()
@@ -299,6 +337,12 @@ func unread(r *os.File) bool {
 func (p *Process) result(cause, waitErr error) error {
 	if cause != nil {
 		return cause
+	}
+	if p.sup != nil && p.sup.exited {
+		if p.sup.ended == nil {
+			return nil
+		}
+		return p.sup.ended
 	}
 	ps := p.cmd.ProcessState
 	if ps == nil {

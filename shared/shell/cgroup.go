@@ -1,0 +1,177 @@
+package shell
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
+)
+
+// callCgroup is the cgroup v2 a call's processes run in: nothing leaves
+// a cgroup without the rights to write another cgroup's procs file, so
+// killing it kills everything the call started.
+type callCgroup struct {
+	dir string
+	fd  *os.File // the directory, for clone3's CLONE_INTO_CGROUP
+}
+
+// hostCgroups is the cgroup, made once per host process, that its calls'
+// cgroups go in, with the keeper that removes it when the host exits.
+var hostCgroups struct {
+	once sync.Once
+	dir  string // empty when cgroups are not available here
+	why  error  // why not
+	next atomic.Uint64
+	// keeper is this process's end of the keeper's pipe: never closed,
+	// and held here so that no finalizer closes it, which the keeper
+	// would take for this process's end.
+	keeper *os.File
+}
+
+// removeWithin bounds how long a call waits for its cgroup to empty
+// before leaving its removal to the keeper.
+const removeWithin = time.Second
+
+// newCallCgroup makes a cgroup for one call.
+func newCallCgroup() (*callCgroup, error) {
+	hostCgroups.once.Do(setUpHostCgroup)
+	if hostCgroups.dir == "" {
+		return nil, hostCgroups.why
+	}
+	dir := filepath.Join(hostCgroups.dir, "call-"+strconv.FormatUint(hostCgroups.next.Add(1), 10))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("make cgroup: %w", err)
+	}
+	fd, err := os.Open(dir)
+	if err != nil {
+		_ = syscall.Rmdir(dir)
+		return nil, fmt.Errorf("open cgroup: %w", err)
+	}
+	return &callCgroup{dir: dir, fd: fd}, nil
+}
+
+// setUpHostCgroup makes the host's cgroup under its own, where the host
+// may write (root, or a delegated subtree), and starts its keeper.
+func setUpHostCgroup() {
+	own, err := ownCgroup()
+	if err != nil {
+		hostCgroups.why = err
+		return
+	}
+	dir := filepath.Join(own, fmt.Sprintf("promptkit-sandbox.%d", os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		hostCgroups.why = fmt.Errorf("make cgroup in %s: %w", own, err)
+		return
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
+		_ = syscall.Rmdir(dir)
+		hostCgroups.why = errors.New("the kernel has no cgroup.kill (Linux 5.14 or later)")
+		return
+	}
+	if err := startKeeper(dir); err != nil {
+		_ = syscall.Rmdir(dir)
+		hostCgroups.why = fmt.Errorf("start the cgroup keeper: %w", err)
+		return
+	}
+	hostCgroups.dir = dir
+}
+
+// startKeeper starts the process that kills and removes dir once this
+// host is gone. It holds the read end of a pipe whose write end this
+// process keeps, unused, until it exits.
+func startKeeper(dir string) error {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	cmd := &exec.Cmd{
+		Path:        selfExe,
+		Args:        []string{supervisor.KeeperName, dir},
+		ExtraFiles:  []*os.File{r},
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return err
+	}
+	hostCgroups.keeper = w
+	// Not waited for: it outlives this process, unless something kills
+	// it first, and then it stays a zombie until this process exits.
+	// Waiting would take a goroutine for the life of the process.
+	return cmd.Process.Release()
+}
+
+// ownCgroup finds this process's cgroup v2 directory: its path in
+// /proc/self/cgroup under the mount point of the v2 hierarchy.
+func ownCgroup() (string, error) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	var rel string
+	found := false
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			rel, found = p, true
+		}
+	}
+	if !found {
+		return "", errors.New("no cgroup v2 hierarchy")
+	}
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(mounts))
+	for sc.Scan() {
+		// ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS... - FSTYPE SOURCE SUPEROPTS
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok || !strings.HasPrefix(post, "cgroup2 ") {
+			continue
+		}
+		f := strings.Fields(pre)
+		if len(f) < 5 || f[3] != "/" {
+			continue // a bind of a subtree: paths would not line up
+		}
+		return filepath.Join(f[4], rel), nil
+	}
+	return "", errors.New("no cgroup v2 hierarchy mounted")
+}
+
+// signal sends sig to every process in the cgroup; SIGKILL goes through
+// cgroup.kill, which no process can race by forking.
+func (c *callCgroup) signal(sig syscall.Signal) {
+	if sig == syscall.SIGKILL {
+		supervisor.KillCgroup(c.dir)
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
+	if err != nil {
+		return
+	}
+	for f := range strings.FieldsSeq(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			_ = syscall.Kill(pid, sig)
+		}
+	}
+}
+
+// release kills what is left and removes the cgroup; one that does not
+// empty in time is left to the keeper.
+func (c *callCgroup) release() {
+	c.fd.Close()
+	supervisor.KillCgroup(c.dir)
+	supervisor.RemoveCgroup(c.dir, removeWithin)
+}

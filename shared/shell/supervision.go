@@ -1,0 +1,139 @@
+package shell
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
+)
+
+// supervision is the host's end of a supervisor (package supervisor).
+type supervision struct {
+	ctl    *os.File // orders to the supervisor; closing it kills the tree
+	status *os.File // the supervisor's reports
+	lines  *bufio.Reader
+	cmdPid int // the command's PID, also its process group ID
+	ended  *sandbox.ExitError
+	exited bool // the command's end was reported (ended nil: exit 0)
+}
+
+// selfExe is how a process names its own binary without trusting that
+// the path it was started from still holds it.
+const selfExe = "/proc/self/exe"
+
+// startTimeout bounds the wait for a supervisor to report that the
+// command runs, when the context has no sooner deadline: a supervisor
+// is a fresh start of this binary, slow only on a machine under heavy
+// load.
+const startTimeout = 30 * time.Second
+
+// superviseCmd turns cmd, resolved but not started, into the start of a
+// supervisor that runs it. The returned files are the child's ends, to
+// close once it has started.
+func superviseCmd(cmd *exec.Cmd) (*supervision, []*os.File, error) {
+	ctlR, ctlW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		ctlR.Close()
+		ctlW.Close()
+		return nil, nil, err
+	}
+	cmd.Args = append([]string{supervisor.Name, cmd.Path}, cmd.Args...)
+	cmd.Path = selfExe
+	cmd.ExtraFiles = []*os.File{ctlR, statusW}
+	// The supervisor is not the command: no parent-death signal (the end
+	// of fd 3 tells it the host is gone, and it then kills the tree).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return &supervision{ctl: ctlW, status: statusR, lines: bufio.NewReaderSize(statusR, 512)},
+		[]*os.File{ctlR, statusW}, nil
+}
+
+// started waits for the supervisor to say the command runs. An error is
+// the command's failure to start, or the supervisor's; either way the
+// supervisor is on its way out.
+func (s *supervision) started(ctx context.Context, path string) error {
+	deadline := time.Now().Add(startTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = s.status.SetReadDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = s.status.SetReadDeadline(time.Now()) })
+	line, err := s.lines.ReadString('\n')
+	stop()
+	_ = s.status.SetReadDeadline(time.Time{})
+	word, rest, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+	switch {
+	case err == nil && word == "ok":
+		pid, perr := strconv.Atoi(rest)
+		if perr != nil || pid <= 0 {
+			return fmt.Errorf("supervisor: bad report %q", line)
+		}
+		s.cmdPid = pid
+		return nil
+	case err == nil && word == "err":
+		n, msg, _ := strings.Cut(rest, " ")
+		if errno, _ := strconv.Atoi(n); errno > 0 {
+			return &os.PathError{Op: "fork/exec", Path: path, Err: syscall.Errno(errno)}
+		}
+		return errors.New(msg)
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Errorf("supervisor: no word after %s", startTimeout)
+	default:
+		return fmt.Errorf("supervisor: exited before the command ran (%v)", err)
+	}
+}
+
+// order passes a signal for the tree to the supervisor.
+func (s *supervision) order(sig syscall.Signal) {
+	b := byte(supervisor.OrderKill)
+	if sig == syscall.SIGTERM {
+		b = supervisor.OrderTerm
+	}
+	// A failed write means the supervisor is gone, and with it the tree
+	// (or the fallback in finish takes over).
+	_, _ = s.ctl.Write([]byte{b})
+}
+
+// finish reads the supervisor's last report, after it has exited, and
+// releases the host's ends. A supervisor that ended without one was
+// killed (by the command, it may be, since both run as the same user):
+// what it left is then out of its reach, so the command's process group,
+// at least, is killed here.
+func (s *supervision) finish() {
+	line, err := s.lines.ReadString('\n')
+	s.ctl.Close()
+	s.status.Close()
+	word, rest, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+	n, nerr := strconv.Atoi(rest)
+	switch {
+	case err != nil && err != io.EOF, nerr != nil:
+	case word == "exit":
+		s.exited = true
+		if n != 0 {
+			s.ended = &sandbox.ExitError{Code: n}
+		}
+		return
+	case word == "signal":
+		s.exited = true
+		s.ended = &sandbox.ExitError{Code: 128 + n, Signal: syscall.Signal(n).String()}
+		return
+	}
+	if s.cmdPid > 0 {
+		_ = syscall.Kill(-s.cmdPid, syscall.SIGKILL)
+	}
+}

@@ -1,0 +1,231 @@
+// Package supervisor contains everything a command starts: a command
+// run under it cannot leave anything running behind it, however it
+// daemonizes, nor outlive its host, even one that is SIGKILLed.
+//
+// The supervisor is the host's own binary, started again under the name
+// Name: this package's init turns such a process into the supervisor
+// before main runs, so every program that links the package (through
+// package shell) can contain what it starts, with no helper binary to
+// install. The package imports almost nothing, so that its init comes
+// early in a program's and a supervisor starts fast.
+//
+// The supervisor runs the command as its child, in a process group of
+// its own, and is a child subreaper (PR_SET_CHILD_SUBREAPER): whatever
+// the command starts, however it leaves its parent and its group
+// (setsid, a double fork), stays below the supervisor, which finds all
+// of it by walking /proc and kills it. It reads one-byte orders from
+// fd 3 and reports on fd 4:
+//
+//	fd 3, from the host: OrderTerm sends SIGTERM to every descendant,
+//	      OrderKill freezes and kills them all; end of file (the host is
+//	      gone, SIGKILL included) kills them all.
+//	fd 4, to the host: "ok PID\n" once the command runs, or "err ERRNO
+//	      MSG\n" if it could not start (ERRNO 0 when the failure is no
+//	      system call's); then, once the command has exited and nothing
+//	      it started is left, "exit N\n" or "signal N\n".
+//
+// Signals sent to the supervisor itself are passed to the command's
+// process group, as an init passes them on.
+//
+// What still escapes: a process the command has another service start
+// for it (systemd-run, a container engine, cron), and everything, once
+// the supervisor itself is SIGKILLed (which the command, as the same
+// user, can do: the host then kills the command's process group, but
+// not what left it).
+package supervisor
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Name is argv[0] of a supervisor: the host starts its own binary
+// (/proc/self/exe) as Name PATH ARGV0 ARGS...
+const Name = "promptkit-sandbox-supervisor"
+
+// The orders a host writes on fd 3.
+const (
+	OrderTerm = 'T'
+	OrderKill = 'K'
+)
+
+func init() {
+	if len(os.Args) >= 3 && os.Args[0] == Name {
+		// syscall.Exit, not os.Exit: nothing of the program is to run at
+		// exit, and a build with the race detector would wait a second
+		// there for nothing.
+		syscall.Exit(supervise(os.Args[1], os.Args[2:]))
+	}
+	if len(os.Args) == 2 && os.Args[0] == KeeperName {
+		syscall.Exit(keep(os.Args[1]))
+	}
+}
+
+// supervise runs path with argv (argv[0] included) to its end, and
+// everything it started with it.
+func supervise(path string, argv []string) int {
+	ctl, status := os.NewFile(3, "control"), os.NewFile(4, "status")
+	if ctl == nil || status == nil {
+		fmt.Fprintln(os.Stderr, Name+": started without its control and status descriptors")
+		return 125
+	}
+	syscall.CloseOnExec(3)
+	syscall.CloseOnExec(4)
+	report := func(format string, args ...any) { _, _ = fmt.Fprintf(status, format+"\n", args...) }
+
+	if err := setChildSubreaper(); err != nil {
+		report("err 0 become a child subreaper: %v", err)
+		return 125
+	}
+	// Handlers, not SIG_IGN: a handled signal is reset to its default in
+	// the command, an ignored one would stay ignored there.
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT,
+		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGPIPE, syscall.SIGWINCH)
+
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{0, 1, 2},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		errno, _ := err.(syscall.Errno)
+		report("err %d %v", int(errno), err)
+		return 127
+	}
+	report("ok %d", pid)
+	releaseStdio()
+
+	s := &supervisor{self: os.Getpid()}
+	go s.obey(ctl)
+	go func() {
+		for sig := range sigs {
+			if sig == syscall.SIGPIPE {
+				continue // ours alone: a write to a host that is gone
+			}
+			_ = syscall.Kill(-pid, sig.(syscall.Signal))
+		}
+	}()
+
+	ws := s.reap(pid)
+	switch {
+	case ws.Signaled():
+		report("signal %d", int(ws.Signal()))
+	default:
+		report("exit %d", ws.ExitStatus())
+	}
+	return 0
+}
+
+// releaseStdio points the supervisor's own stdio at /dev/null: the
+// command has the streams, and a copy held here would keep them open
+// after the command and everything it started are gone.
+func releaseStdio() {
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return
+	}
+	defer null.Close()
+	for fd := range 3 {
+		_ = syscall.Dup3(int(null.Fd()), fd, 0)
+	}
+}
+
+type supervisor struct {
+	self int
+	mu   sync.Mutex // one walk of the tree at a time
+}
+
+// obey carries out the host's orders until the host is gone, and then
+// kills everything.
+func (s *supervisor) obey(ctl *os.File) {
+	buf := make([]byte, 1)
+	for {
+		if _, err := ctl.Read(buf); err != nil {
+			s.killAll()
+			return
+		}
+		switch buf[0] {
+		case OrderTerm:
+			s.mu.Lock()
+			descendants(s.self, syscall.SIGTERM)
+			s.mu.Unlock()
+		case OrderKill:
+			s.killAll()
+		}
+	}
+}
+
+// killAll freezes the whole tree, then kills it, and says how many it
+// found.
+func (s *supervisor) killAll() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pids := descendants(s.self, syscall.SIGSTOP)
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	return len(pids)
+}
+
+// reap collects children until the command has exited and nothing is
+// left below the supervisor, killing what the command left behind, and
+// returns how the command ended.
+func (s *supervisor) reap(pid int) syscall.WaitStatus {
+	var status syscall.WaitStatus
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			// ECHILD before the command's own exit cannot happen; treat
+			// it as the end rather than spin.
+			return status
+		}
+		if got == pid {
+			status = ws
+			break
+		}
+	}
+	// Most commands leave nothing: then no child is left and no walk of
+	// /proc is needed.
+	for s.reapExited() {
+		s.killAll()
+		time.Sleep(2 * time.Millisecond) // SIGKILL takes effect asynchronously
+	}
+	return status
+}
+
+// reapExited reaps every child that has exited and reports whether any
+// child is left.
+func (s *supervisor) reapExited() bool {
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return false // ECHILD: nothing left
+		case got == 0:
+			return true
+		}
+	}
+}
+
+// setChildSubreaper is prctl(PR_SET_CHILD_SUBREAPER, 1), by hand: the
+// package imports nothing beyond the standard library's core, so that
+// its init comes early (see the package comment).
+func setChildSubreaper() error {
+	const prSetChildSubreaper = 36
+	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
+		return e
+	}
+	return nil
+}

@@ -95,10 +95,10 @@ func killProcs(procs []Proc) {
 	}
 }
 
-// newMarker returns a number no other call uses, as the argument that
+// NewMarker returns a number no other call uses, as the argument that
 // marks a call's processes: nine digits, so that a sleep for that many
 // seconds lasts years and no marker is a substring of another.
-func newMarker() string {
+func NewMarker() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return strconv.FormatUint(100_000_000+binary.LittleEndian.Uint64(b[:])%900_000_000, 10)

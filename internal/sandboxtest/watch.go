@@ -34,7 +34,7 @@ type watched struct {
 // case waits for a start has passed without them).
 func (r *runner) runWatched(t *testing.T, body string, need int, timeout time.Duration, cancel bool) watched {
 	t.Helper()
-	marker := newMarker()
+	marker := NewMarker()
 	req := sh(`read -r m; printf started-out; printf started-err >&2; ` + body)
 	req.Stdin = []byte(marker + "\n")
 	req.Timeout = timeout

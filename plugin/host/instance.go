@@ -176,8 +176,11 @@ func (i *instance) launch() (*process, error) {
 		return nil, sandbox.NewError(sandbox.KindStart, "plugin "+i.cand.Name+": socket directory", err)
 	}
 	cmd := exec.Command(i.cand.Path)
-	// The plugin dies with the host, even when the host is SIGKILLed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// The plugin stops with the host, even when the host is SIGKILLed:
+	// SIGTERM, not SIGKILL, so that it ends its calls and closes its
+	// sandboxes first (a container it started must not outlive it). Its
+	// shutdown is bounded (plugin.ShutdownGrace).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	cmd.Env = []string{
 		plugin.EnvLogLevel + "=" + levelName(i.host.log),
 		goplugin.EnvUnixSocketDir + "=" + sockDir,

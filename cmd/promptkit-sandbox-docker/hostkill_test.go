@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/internal/sandboxtest"
+)
+
+// TestHostSIGKILLLeavesNothing SIGKILLs the host CLI in the middle of a
+// call that started a child, a setsid child and a double-forked daemon,
+// on each backend a host reaches here: nothing of the call is left 5 s
+// later, no process (by marker) and no container of the call's own.
+func TestHostSIGKILLLeavesNothing(t *testing.T) {
+	dockertest.Require(t)
+	image := dockertest.Image(t, dockertest.Busybox)
+	label := dockertest.UniqueLabel(t)
+	dir := t.TempDir()
+	cli, pluginDir := buildCLIAndPlugin(t, dir, "0.9.0")
+
+	sidecar := "pks-hostkill-" + strings.ReplaceAll(strings.ToLower(t.Name()), "/", "-")
+	dockertest.Docker(t, "run", "-d", "--rm", "--network", "none", "--label", label, "--name", sidecar, image, "sleep", "600")
+
+	cfg := filepath.Join(dir, "runtime.yaml")
+	body := `spec:
+  sandboxes:
+    host:
+      mode: direct
+    fresh:
+      mode: docker_run
+      image: ` + image + `
+    sidecar:
+      mode: docker_exec
+      container: ` + sidecar + `
+`
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, box := range []string{"host", "fresh", "sidecar"} {
+		t.Run(box, func(t *testing.T) {
+			marker := sandboxtest.NewMarker()
+			script := `sleep "$0" & (setsid sleep "$0" >/dev/null 2>&1 </dev/null &); setsid sleep "$0" & sleep "$0"`
+			host := exec.Command(cli, "spawn", "--plugin-dir", pluginDir, "--config", cfg, "--sandbox", box,
+				"--timeout", "5m", "--", "sh", "-c", script, marker)
+			if err := host.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = host.Process.Kill(); _ = host.Wait() })
+
+			// The four sleeps: a child, a daemon, a setsid child and the
+			// last, in the foreground.
+			seen := waitSleeps(t, marker, 4, time.Minute)
+			if err := host.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			_ = host.Wait()
+			killed := time.Now()
+
+			deadline := killed.Add(5 * time.Second)
+			for {
+				left, err := sandboxtest.HostProcs(marker)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(left) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					for _, p := range left {
+						_ = syscall.Kill(p.PID, syscall.SIGKILL)
+					}
+					t.Fatalf("5 s after the host's SIGKILL, %d of the call's processes still run: %v", len(left), left)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			t.Logf("the call's processes were gone %v after the host's SIGKILL", time.Since(killed).Round(time.Millisecond))
+			if box == "fresh" {
+				assertContainersGone(t, seen, deadline)
+			}
+		})
+	}
+}
+
+// waitSleeps waits until n sleep processes carry marker and returns
+// them. (The host, and docker's client, carry it too.)
+func waitSleeps(t *testing.T, marker string, n int, within time.Duration) []sandboxtest.Proc {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		all, err := sandboxtest.HostProcs(marker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var procs []sandboxtest.Proc
+		for _, p := range all {
+			if len(p.Args) > 0 && filepath.Base(p.Args[0]) == "sleep" {
+				procs = append(procs, p)
+			}
+		}
+		if len(procs) >= n {
+			return procs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("saw %d of the call's %d sleeps after %v", len(procs), n, within)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// assertContainersGone checks the containers procs ran in are removed
+// by deadline.
+func assertContainersGone(t *testing.T, procs []sandboxtest.Proc, deadline time.Time) {
+	t.Helper()
+	ids := map[string]bool{}
+	for _, p := range procs {
+		if p.Container == "" {
+			t.Fatalf("process %v ran in no container", p)
+		}
+		ids[p.Container] = true
+	}
+	for id := range ids {
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			out, err := exec.CommandContext(ctx, "docker", "ps", "-aq", "--no-trunc", "--filter", "id="+id).Output()
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.TrimSpace(string(out)) == "" {
+				break
+			}
+			if time.Now().After(deadline) {
+				_ = exec.Command("docker", "rm", "-f", id).Run()
+				t.Fatalf("container %.12s still exists 5 s after the host's SIGKILL", id)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}

@@ -73,6 +73,7 @@ type runConfig struct {
 	CPUs        *flexString       `json:"cpus"`
 	PidsLimit   *int64            `json:"pids_limit"`
 	ReadOnly    bool              `json:"read_only"`
+	Init        *bool             `json:"init"`
 	CapDrop     *[]string         `json:"cap_drop"`
 	CapAdd      []string          `json:"cap_add"`
 	SecurityOpt *[]string         `json:"security_opt"`
@@ -110,6 +111,7 @@ type runSettings struct {
 	nanoCPUs    int64 // 0 = no limit
 	pidsLimit   int64 // -1 = no limit
 	readOnly    bool
+	init        bool // run the command under the engine's init
 	capDrop     []string
 	capAdd      []string
 	securityOpt []string
@@ -218,6 +220,7 @@ func parseRunConfig(cfg map[string]any) (runSettings, error) {
 		}
 	}
 	s.readOnly = c.ReadOnly
+	s.init = c.Init == nil || *c.Init
 	s.capDrop = defaultCapDrop
 	if c.CapDrop != nil {
 		s.capDrop = *c.CapDrop

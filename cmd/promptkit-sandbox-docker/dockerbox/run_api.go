@@ -73,6 +73,7 @@ func (r *apiRunner) containerConfig(spec runSpec) (*container.Config, *container
 	}
 	pids := r.set.pidsLimit
 	host := &container.HostConfig{
+		Init:           &r.set.init,
 		NetworkMode:    container.NetworkMode(r.set.network),
 		Binds:          r.set.binds,
 		ReadonlyRootfs: r.set.readOnly,
@@ -199,7 +200,16 @@ func (r *apiRunner) removeNamed(name string) {
 func (p *apiPrepared) finish(ctx context.Context, stdin []byte, out shell.Outputs) (int, error) {
 	what, timeout := p.spec.what, p.spec.timeout
 	p.stdout.Claim(out.Stdout)
-	p.stderr.Claim(out.Stderr)
+	var initf *initFilter
+	if p.r.set.init {
+		initf = newInitFilter(out.Stderr)
+		// Whatever the end, what the filter holds is the hook's unless
+		// Failure below found the init's line.
+		defer initf.Flush()
+		p.stderr.Claim(initf)
+	} else {
+		p.stderr.Claim(out.Stderr)
+	}
 	p.att.feed(stdin)
 
 	var code int64
@@ -224,6 +234,11 @@ func (p *apiPrepared) finish(ctx context.Context, stdin []byte, out shell.Output
 	case <-ctx.Done():
 		p.stop()
 		return 0, sandbox.ContextError(ctx, what, timeout)
+	}
+	if initf != nil {
+		if msg, ok := initf.Failure(int(code)); ok {
+			return 0, initStartError(what, msg)
+		}
 	}
 	return int(code), nil
 }

@@ -77,6 +77,9 @@ func (r *cliRunner) runArgs(name string, envArgs []string, spec runSpec) []strin
 	if s.readOnly {
 		args = append(args, "--read-only")
 	}
+	if s.init {
+		args = append(args, "--init")
+	}
 	if s.user != "" {
 		args = append(args, "--user", s.user)
 	}
@@ -165,6 +168,9 @@ func (p *cliPrepared) finish(ctx context.Context, stdin []byte, out shell.Output
 		// tells whose it is.
 		if err := p.dockerFailure(ctx); err != nil {
 			return 0, err
+		}
+		if msg, ok := initExecFailed(code, []byte(p.stderr.Text())); ok && p.r.set.init {
+			return 0, initStartError(what, msg)
 		}
 	}
 	p.stderr.Claim(out.Stderr)

@@ -133,6 +133,9 @@ func TestRunLargeStdoutIntact(t *testing.T) {
 	sb := openRun(t, name, map[string]any{"output_limit": 64 << 20})
 	resp, err := sb.Spawn(ctxTimeout(t, 2*time.Minute), sandbox.Request{
 		Command: "/bin/sh", Args: []string{"-c", "yes 0123456789abcde | head -c 33554432"},
+		// 32 MiB through fuse-overlayfs and a loaded engine can take more
+		// than the default 10 s.
+		Timeout: time.Minute,
 	})
 	if err != nil {
 		t.Fatalf("Spawn: %v (stderr %q)", err, resp.Stderr)
@@ -162,5 +165,36 @@ func TestRunStreaming(t *testing.T) {
 	}
 	if errb.String() != "e\n" || resp.StderrTruncated {
 		t.Errorf("stderr %q", errb.String())
+	}
+}
+
+// The command runs under the engine's init, not as PID 1: a signal it
+// has no handler for acts as on a host. `init: false` runs it as PID 1,
+// where `kill -9 $$` does nothing.
+func TestRunHookIsNotPID1(t *testing.T) {
+	t.Parallel()
+	for _, transport := range []string{TransportAPI, TransportCLI} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			sb := openRun(t, uniqueName(t), map[string]any{"transport": transport})
+			resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{
+				Command: "/bin/sh", Args: []string{"-c", `echo $$; kill -9 $$; echo survived`},
+			})
+			var xe *sandbox.ExitError
+			if !errors.As(err, &xe) || xe.Code != 137 {
+				t.Fatalf("err = %v (stdout %q), want exit 137: killed by its own SIGKILL", err, resp.Stdout)
+			}
+			if got := strings.TrimSpace(string(resp.Stdout)); got == "1" || got == "" {
+				t.Errorf("the command printed PID %q, want one that is not 1", got)
+			}
+
+			pid1 := openRun(t, uniqueName(t), map[string]any{"transport": transport, "init": false})
+			resp, err = pid1.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{
+				Command: "/bin/sh", Args: []string{"-c", `echo $$; kill -9 $$; echo survived`},
+			})
+			if err != nil || string(resp.Stdout) != "1\nsurvived\n" {
+				t.Errorf("init: false: err %v, stdout %q; want PID 1, surviving its own kill", err, resp.Stdout)
+			}
+		})
 	}
 }

@@ -98,7 +98,8 @@ func conformanceExecCell(name, image string, open conformanceOpener, cfg map[str
 			maps.Copy(full, extra)
 			return open(t, conformanceName(t), dockerbox.ExecMode, full)
 		},
-		Options: sandboxtest.Options{KillTimeout: 3 * time.Second, Slack: conformanceSlack, Exempt: conformanceExempt(exempt)},
+		Options: sandboxtest.Options{KillTimeout: 3 * time.Second, Slack: conformanceSlack,
+			Exempt: conformanceExempt(append([]string{sandboxtest.CaseExitDaemon, sandboxtest.ExecDaemonGap}, exempt...))},
 	}
 }
 

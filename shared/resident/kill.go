@@ -1,10 +1,9 @@
 package resident
 
 import (
-	"os"
-	"strconv"
-	"strings"
 	"syscall"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
 )
 
 // freezeTree stops the call led by root and everything it started: the
@@ -17,13 +16,13 @@ func freezeTree(root int) []int {
 	_ = syscall.Kill(root, syscall.SIGSTOP)
 	for changed := true; changed; {
 		changed = false
-		for _, p := range procs() {
-			if found[p.pid] {
+		for _, p := range supervisor.Processes() {
+			if found[p.PID] {
 				continue
 			}
-			if p.pgrp == root || found[p.ppid] {
-				_ = syscall.Kill(p.pid, syscall.SIGSTOP)
-				found[p.pid] = true
+			if p.PGID == root || found[p.PPID] {
+				_ = syscall.Kill(p.PID, syscall.SIGSTOP)
+				found[p.PID] = true
 				changed = true
 			}
 		}
@@ -40,45 +39,4 @@ func killFrozen(pids []int) {
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-}
-
-type procStat struct{ pid, ppid, pgrp int }
-
-// procs lists the processes visible in /proc with their parent and group.
-func procs() []procStat {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil
-	}
-	defer d.Close()
-	names, _ := d.Readdirnames(-1)
-	out := make([]procStat, 0, len(names))
-	for _, n := range names {
-		pid, err := strconv.Atoi(n)
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + n + "/stat")
-		if err != nil {
-			continue
-		}
-		// The command name can hold anything, ")" included: the fields
-		// start after the last one. They are: state ppid pgrp ...
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 3 {
-			continue
-		}
-		ppid, err1 := strconv.Atoi(f[1])
-		pgrp, err2 := strconv.Atoi(f[2])
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		out = append(out, procStat{pid: pid, ppid: ppid, pgrp: pgrp})
-	}
-	return out
 }

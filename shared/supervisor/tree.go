@@ -7,18 +7,19 @@ import (
 	"syscall"
 )
 
-// procStat is what the tree walks need of a process: its parent.
-type procStat struct{ pid, ppid int }
+// Process is what a walk of a process tree needs of a process.
+type Process struct{ PID, PPID, PGID int }
 
-// procs lists the processes visible in /proc with their parents.
-func procs() []procStat {
+// Processes lists the processes visible in /proc with their parents and
+// process groups.
+func Processes() []Process {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return nil
 	}
 	defer d.Close()
 	names, _ := d.Readdirnames(-1)
-	out := make([]procStat, 0, len(names))
+	out := make([]Process, 0, len(names))
 	for _, n := range names {
 		pid, err := strconv.Atoi(n)
 		if err != nil {
@@ -29,21 +30,22 @@ func procs() []procStat {
 			continue
 		}
 		// The command name can hold anything, ")" included: the fields
-		// start after the last one. They are: state ppid ...
+		// start after the last one. They are: state ppid pgrp ...
 		s := string(b)
 		i := strings.LastIndexByte(s, ')')
 		if i < 0 {
 			continue
 		}
 		f := strings.Fields(s[i+1:])
-		if len(f) < 2 {
+		if len(f) < 3 {
 			continue
 		}
-		ppid, err := strconv.Atoi(f[1])
-		if err != nil {
+		ppid, err1 := strconv.Atoi(f[1])
+		pgid, err2 := strconv.Atoi(f[2])
+		if err1 != nil || err2 != nil {
 			continue
 		}
-		out = append(out, procStat{pid: pid, ppid: ppid})
+		out = append(out, Process{PID: pid, PPID: ppid, PGID: pgid})
 	}
 	return out
 }
@@ -57,15 +59,15 @@ func descendants(root int, sig syscall.Signal) []int {
 	var out []int
 	for changed := true; changed; {
 		changed = false
-		for _, p := range procs() {
-			if found[p.pid] || !found[p.ppid] {
+		for _, p := range Processes() {
+			if found[p.PID] || !found[p.PPID] {
 				continue
 			}
 			if sig != 0 {
-				_ = syscall.Kill(p.pid, sig)
+				_ = syscall.Kill(p.PID, sig)
 			}
-			found[p.pid] = true
-			out = append(out, p.pid)
+			found[p.PID] = true
+			out = append(out, p.PID)
 			changed = true
 		}
 	}

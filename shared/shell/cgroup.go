@@ -150,28 +150,29 @@ func ownCgroup() (string, error) {
 	return "", errors.New("no cgroup v2 hierarchy mounted")
 }
 
-// signal sends sig to every process in the cgroup; SIGKILL goes through
-// cgroup.kill, which no process can race by forking.
-func (c *callCgroup) signal(sig syscall.Signal) {
+// signal sends sig to every process in the cgroup, once; SIGKILL goes
+// through cgroup.kill, which no process can race by forking. It reports
+// whether the cgroup could be signalled.
+func (c *callCgroup) signal(sig syscall.Signal) bool {
 	if sig == syscall.SIGKILL {
-		supervisor.KillCgroup(c.dir)
-		return
+		return supervisor.KillCgroup(c.dir) == nil
 	}
 	b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
 	if err != nil {
-		return
+		return false
 	}
 	for f := range strings.FieldsSeq(string(b)) {
 		if pid, err := strconv.Atoi(f); err == nil {
 			_ = syscall.Kill(pid, sig)
 		}
 	}
+	return true
 }
 
 // release kills what is left and removes the cgroup; one that does not
 // empty in time is left to the keeper.
 func (c *callCgroup) release() {
 	c.fd.Close()
-	supervisor.KillCgroup(c.dir)
+	_ = supervisor.KillCgroup(c.dir)
 	supervisor.RemoveCgroup(c.dir, removeWithin)
 }

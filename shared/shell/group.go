@@ -97,10 +97,11 @@ func (g *group) signal(sig syscall.Signal) {
 		g.sup.order(sig)
 		return
 	}
+	// The cgroup holds the group and what left it: one signal each.
+	if g.cg != nil && g.cg.signal(sig) {
+		return
+	}
 	// ESRCH cannot happen while the leader is unreaped; nothing else is
 	// worth reporting from here.
 	_ = syscall.Kill(-g.pgid, sig)
-	if g.cg != nil {
-		g.cg.signal(sig)
-	}
 }

@@ -136,6 +136,21 @@ func testStatusAndPid(t *testing.T) {
 	}
 }
 
+// A timeout's SIGTERM reaches the command once, however it is contained.
+func TestTimeoutSignalsOnce(t *testing.T) {
+	forEachContainment(t, func(t *testing.T) {
+		req := sh(`trap 'echo term' TERM; echo hi; while :; do sleep 0.05; done`)
+		req.Timeout = 300 * time.Millisecond
+		resp, err := Run(context.Background(), req, Options{KillGrace: time.Second})
+		if sandbox.KindOf(err) != sandbox.KindTimeout {
+			t.Fatalf("err = %v, want a timeout", err)
+		}
+		if got := string(resp.Stdout); got != "hi\nterm\n" {
+			t.Errorf("stdout = %q, want %q", got, "hi\nterm\n")
+		}
+	})
+}
+
 // A supervisor killed under the command (both run as the same user) is
 // not a hang and not a success: the call reports the kill, and the
 // command's group dies with it.

@@ -29,15 +29,15 @@ func keep(dir string) int {
 			break
 		}
 	}
-	KillCgroup(dir)
+	_ = KillCgroup(dir)
 	RemoveCgroup(dir, 5*time.Second)
 	return 0
 }
 
 // KillCgroup kills every process in the cgroup dir and in the cgroups
 // below it (cgroup.kill, Linux 5.14 and later).
-func KillCgroup(dir string) {
-	_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+func KillCgroup(dir string) error {
+	return os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
 }
 
 // RemoveCgroup removes the cgroup dir and those below it once they are

@@ -96,11 +96,18 @@ func TestHostSIGKILLLeavesNothing(t *testing.T) {
 			}
 			t.Logf("the call's processes were gone %v after the host's SIGKILL", time.Since(killed).Round(time.Millisecond))
 			if box == "fresh" {
-				assertContainersGone(t, seen, deadline)
+				// The kill above lands in milliseconds; the removal that
+				// follows goes at the engine's pace, which a loaded engine
+				// (fuse-overlayfs here) has taken more than 5 s over.
+				assertContainersGone(t, seen, killed.Add(containerGoneWithin))
+				t.Logf("the container was gone %v after the host's SIGKILL", time.Since(killed).Round(time.Millisecond))
 			}
 		})
 	}
 }
+
+// containerGoneWithin bounds the removal of a killed call's container.
+const containerGoneWithin = 30 * time.Second
 
 // waitSleeps waits until n sleep processes carry marker and returns
 // them. (The host, and docker's client, carry it too.)
@@ -152,7 +159,7 @@ func assertContainersGone(t *testing.T, procs []sandboxtest.Proc, deadline time.
 			}
 			if time.Now().After(deadline) {
 				_ = exec.Command("docker", "rm", "-f", id).Run()
-				t.Fatalf("container %.12s still exists 5 s after the host's SIGKILL", id)
+				t.Fatalf("container %.12s still exists %v after the host's SIGKILL", id, containerGoneWithin)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}

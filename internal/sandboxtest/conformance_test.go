@@ -14,6 +14,7 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/internal/sandboxtest"
 	"github.com/altairalabs/promptkit-sandbox/shared/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
 
 // brokenEnv names, in the child process, the broken sandbox to test.
@@ -27,6 +28,10 @@ var broken = map[string]struct {
 	wrap    func(sb sandbox.Sandbox) sandbox.Sandbox
 }{
 	"escaping child": {sandboxtest.CaseTimeoutTree, "the call left behind", func(sb sandbox.Sandbox) sandbox.Sandbox {
+		// direct contains a session of its own too, unless kept to the
+		// process group. (This runs in the child process, which tests
+		// this one sandbox.)
+		_ = os.Setenv(shell.ContainmentEnv, string(shell.ContainGroup))
 		return spawnFunc(func(ctx context.Context, req sandbox.Request) (sandbox.Response, error) {
 			// Every process in a session of its own: a process-group kill
 			// misses it. Its output goes nowhere, so the call can end.

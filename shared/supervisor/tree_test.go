@@ -9,11 +9,12 @@ import (
 )
 
 func TestProcessesListsThisProcess(t *testing.T) {
-	i := slices.IndexFunc(Processes(), func(p Process) bool { return p.PID == os.Getpid() })
+	procs := Processes()
+	i := slices.IndexFunc(procs, func(p Process) bool { return p.PID == os.Getpid() })
 	if i < 0 {
 		t.Fatal("this process is not listed")
 	}
-	p := Processes()[i]
+	p := procs[i]
 	if p.PPID != os.Getppid() || p.PGID != syscall.Getpgrp() {
 		t.Errorf("got %+v, want parent %d and group %d", p, os.Getppid(), syscall.Getpgrp())
 	}

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -77,23 +76,7 @@ func TestHostSIGKILLLeavesNothing(t *testing.T) {
 			_ = host.Wait()
 			killed := time.Now()
 
-			deadline := killed.Add(5 * time.Second)
-			for {
-				left, err := sandboxtest.HostProcs(marker)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(left) == 0 {
-					break
-				}
-				if time.Now().After(deadline) {
-					for _, p := range left {
-						_ = syscall.Kill(p.PID, syscall.SIGKILL)
-					}
-					t.Fatalf("5 s after the host's SIGKILL, %d of the call's processes still run: %v", len(left), left)
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			sandboxtest.AssertNoProcs(t, marker, 5*time.Second)
 			t.Logf("the call's processes were gone %v after the host's SIGKILL", time.Since(killed).Round(time.Millisecond))
 			if box == "fresh" {
 				// The kill above lands in milliseconds; the removal that

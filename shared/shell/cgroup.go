@@ -169,10 +169,10 @@ func (c *callCgroup) signal(sig syscall.Signal) bool {
 	return true
 }
 
-// release kills what is left and removes the cgroup; one that does not
-// empty in time is left to the keeper.
+// release removes the cgroup, which the leader's exit has already
+// emptied (group.leaderExited kills it); one that does not empty in time
+// is left to the keeper.
 func (c *callCgroup) release() {
 	c.fd.Close()
-	_ = supervisor.KillCgroup(c.dir)
 	supervisor.RemoveCgroup(c.dir, removeWithin)
 }

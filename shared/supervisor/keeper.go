@@ -46,7 +46,11 @@ func KillCgroup(dir string) error {
 func RemoveCgroup(dir string, within time.Duration) bool {
 	deadline := time.Now().Add(within)
 	for {
-		err := removeTree(dir)
+		// A call's cgroup has no cgroups below it: one rmdir, no listing.
+		err := syscall.Rmdir(dir)
+		if err != nil && !os.IsNotExist(err) {
+			err = removeTree(dir)
+		}
 		if err == nil || os.IsNotExist(err) {
 			return true
 		}

@@ -135,7 +135,7 @@ func (p *Process) spawn(ctx context.Context, req sandbox.Request) (err error) {
 	p.cmd = cmd
 	p.pid = cmd.Process.Pid
 	if p.sup != nil {
-		if err := p.sup.started(ctx, cmd.Args[1]); err != nil {
+		if err := p.sup.started(ctx, p.pid, cmd.Args[1]); err != nil {
 			// The supervisor exits on its own after a failed start, and
 			// at once when its control pipe closes.
 			p.sup.ctl.Close()
@@ -185,8 +185,8 @@ func (p *Process) stream(w *os.File, r io.Reader) {
 	w.Close()
 }
 
-// Pid returns the command's process ID, which is also its process group
-// ID.
+// Pid returns the command's process ID: 0 for a supervised command
+// whose supervisor was killed before it could say.
 func (p *Process) Pid() int {
 	if p.sup != nil {
 		return p.sup.cmdPid

@@ -15,6 +15,13 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
+	"golang.org/x/sys/unix"
+)
+
+// si_code values of a child's end (CLD_KILLED, CLD_DUMPED).
+const (
+	cldKilled = 2
+	cldDumped = 3
 )
 
 // supervision is the host's end of a supervisor (package supervisor).
@@ -22,7 +29,8 @@ type supervision struct {
 	ctl    *os.File // orders to the supervisor; closing it kills the tree
 	status *os.File // the supervisor's reports
 	lines  *bufio.Reader
-	cmdPid int // the command's PID, also its process group ID
+	pgid   int // the supervisor's PID: the group it and the command are in
+	cmdPid int // the command's PID; 0 if the supervisor died before saying
 	ended  *sandbox.ExitError
 	exited bool // the command's end was reported (ended nil: exit 0)
 }
@@ -61,10 +69,14 @@ func superviseCmd(cmd *exec.Cmd) (*supervision, []*os.File, error) {
 		[]*os.File{ctlR, statusW}, nil
 }
 
-// started waits for the supervisor to say the command runs. An error is
-// the command's failure to start, or the supervisor's; either way the
-// supervisor is on its way out.
-func (s *supervision) started(ctx context.Context, path string) error {
+// started waits for the supervisor, started as pid, to say the command
+// runs. An error is the command's failure to start, or the supervisor's;
+// either way the supervisor is on its way out. A supervisor killed before
+// its report is no failure to start: the command may well have run (and
+// killed it), so the call goes on and ends as the kill, and finish
+// kills the group.
+func (s *supervision) started(ctx context.Context, pid int, path string) error {
+	s.pgid = pid
 	deadline := time.Now().Add(startTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -93,6 +105,8 @@ func (s *supervision) started(ctx context.Context, path string) error {
 		return ctx.Err()
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return fmt.Errorf("supervisor: no word after %s", startTimeout)
+	case err == io.EOF && killed(pid):
+		return nil
 	default:
 		return fmt.Errorf("supervisor: exited before the command ran (%v)", err)
 	}
@@ -133,7 +147,19 @@ func (s *supervision) finish() {
 		s.ended = &sandbox.ExitError{Code: 128 + n, Signal: syscall.Signal(n).String()}
 		return
 	}
-	if s.cmdPid > 0 {
-		_ = syscall.Kill(-s.cmdPid, syscall.SIGKILL)
+	// The supervisor is dead but unreaped, so its PID still names the
+	// group.
+	_ = syscall.Kill(-s.pgid, syscall.SIGKILL)
+}
+
+// killed waits for the child pid to end, leaving it unreaped, and says
+// whether a signal ended it.
+func killed(pid int) bool {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return err == nil && (info.Code == cldKilled || info.Code == cldDumped)
+		}
 	}
 }

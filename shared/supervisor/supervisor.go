@@ -9,8 +9,10 @@
 // install. The package imports almost nothing, so that its init comes
 // early in a program's and a supervisor starts fast.
 //
-// The supervisor runs the command as its child, in a process group of
-// its own, and is a child subreaper (PR_SET_CHILD_SUBREAPER): whatever
+// The supervisor runs the command as its child, in the supervisor's own
+// process group (whose ID the host knows before the command runs, so
+// that it can kill the group even when the supervisor dies before its
+// first report), and is a child subreaper (PR_SET_CHILD_SUBREAPER): whatever
 // the command starts, however it leaves its parent and its group
 // (setsid, a double fork), stays below the supervisor, which finds all
 // of it by walking /proc and kills it. It reads one-byte orders from
@@ -24,8 +26,8 @@
 //	      system call's); then, once the command has exited and nothing
 //	      it started is left, "exit N\n" or "signal N\n".
 //
-// Signals sent to the supervisor itself are passed to the command's
-// process group, as an init passes them on.
+// Signals sent to the supervisor itself are passed to every
+// descendant, as an init passes them on.
 //
 // What still escapes: a process the command has another service start
 // for it (systemd-run, a container engine, cron), and everything, once
@@ -87,10 +89,14 @@ func supervise(path string, argv []string) int {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT,
 		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGPIPE, syscall.SIGWINCH)
 
+	// The host started us leading a group of our own; the command joins
+	// it. A command that kills us before we report has then still left
+	// the host a group to kill.
+	_ = syscall.Setpgid(0, 0)
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Pgid: syscall.Getpgrp(), Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
 		errno, _ := err.(syscall.Errno)
@@ -107,7 +113,10 @@ func supervise(path string, argv []string) int {
 			if sig == syscall.SIGPIPE {
 				continue // ours alone: a write to a host that is gone
 			}
-			_ = syscall.Kill(-pid, sig.(syscall.Signal))
+			// Not to the group: we are in it, and would get it back.
+			s.mu.Lock()
+			descendants(s.self, sig.(syscall.Signal))
+			s.mu.Unlock()
 		}
 	}()
 

@@ -54,9 +54,8 @@ func TestHostSIGKILLLeavesNothing(t *testing.T) {
 	}{
 		{"host", child + daemon + setsid + `sleep "$0"`, 4},
 		{"fresh", child + daemon + setsid + `sleep "$0"`, 4},
-		// No daemon: in a long-lived container it outlives the call
-		// (sandboxtest.ExecDaemonGap).
-		{"sidecar", child + setsid + `sleep "$0"`, 3},
+		// Through the resident, whose end sweeps the daemon too.
+		{"sidecar", child + daemon + setsid + `sleep "$0"`, 4},
 	} {
 		box, script := tc.box, tc.script
 		t.Run(box, func(t *testing.T) {

@@ -25,6 +25,13 @@ func Main() int {
 		fmt.Fprintln(os.Stderr, "resident: set non-dumpable:", err)
 		return 1
 	}
+	// Whatever a call leaves behind by leaving its parent (a double
+	// fork) becomes ours, not the container init's: the call's sweep
+	// finds it there (see CallEnv).
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "resident: become a child subreaper:", err)
+		return 1
+	}
 	// A broken stdout is an error to handle, not a signal to die of. A
 	// handler, unlike ignoring, is reset in the processes we start.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)

@@ -24,7 +24,9 @@ const maxStdin = 1 << 30
 // returns nil.
 func Serve(r io.Reader, w io.Writer) error {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &server{w: w, ctx: ctx, calls: map[uint32]*serverCall{}}
+	s := &server{w: w, ctx: ctx, calls: map[uint32]*serverCall{}, orphans: newOrphans()}
+	// Last: whatever the calls' sweeps left (nothing runs any more).
+	defer s.sweep("")
 	defer s.wg.Wait()
 	defer cancel()
 	h, _ := json.Marshal(hello{Protocol: ProtocolVersion, PID: os.Getpid()})
@@ -52,8 +54,11 @@ type server struct {
 	wmu sync.Mutex // serializes frames on w
 	w   io.Writer
 
-	mu    sync.Mutex
-	calls map[uint32]*serverCall
+	mu      sync.Mutex
+	calls   map[uint32]*serverCall
+	orphans orphans // under mu, but for nonce
+
+	starting sync.RWMutex // see orphans
 }
 
 // serverCall is a call from its start frame to its exit frame.
@@ -223,19 +228,33 @@ func (s *server) run(c *serverCall) exitReport {
 		StdoutSink:  &sink{s: s, kind: frameStdout, call: c.id},
 		StderrSink:  &sink{s: s, kind: frameStderr, call: c.id},
 	}
+	token := s.token()
+	env = shell.MergeEnv(env, []string{CallEnv + "=" + token}, nil)
 	req := sandbox.Request{Command: path, Args: c.spec.Args, Env: env, Stdin: c.stdin, Timeout: -1}
 	c.mu.Lock()
 	if c.killed {
 		c.mu.Unlock()
+		s.ended(token, 0)
 		return exitReport{Kind: sandbox.KindCanceled.String(), Msg: "resident: killed before it started"}
 	}
+	s.starting.RLock()
 	p, err := shell.Start(s.ctx, req, opts)
+	if err == nil {
+		s.mu.Lock()
+		s.orphans.leaders[p.Pid()] = true
+		s.mu.Unlock()
+	}
+	s.starting.RUnlock()
 	if err != nil {
 		c.mu.Unlock()
+		s.ended(token, 0)
 		return exitReport{Kind: sandbox.KindOf(err).String(), Msg: err.Error()}
 	}
 	c.proc = p
 	c.mu.Unlock()
+	// Once the call is over, by any end, what it left goes too.
+	defer s.sweep(token)
+	defer s.ended(token, p.Pid())
 	c.stdin = nil // the process has its copy in the pipe feeder
 	if timeout > 0 {
 		// The backstop, when the plugin's own kill did not come: the

@@ -18,6 +18,11 @@
 // stdin ends (the backend went away or closed the session) the resident
 // kills every call still running, with its descendants, and exits.
 //
+// The resident is a child subreaper, and marks each call's processes
+// with the call's token (CallEnv): a daemon that left its call's tree
+// by a double fork becomes the resident's child, and is killed when its
+// call ends (see sweep for what happens to one that strips its mark).
+//
 // A backend keeps its resident with a Keeper, which holds the restart
 // policy both backends share, and finds what to install with SelfImage
 // (the plugin's own executable, which runs as the resident when started

@@ -29,8 +29,17 @@ func hostOptions(common *commonFlags, log hclog.Logger, configPath string, confi
 	if configPath != "" {
 		opts.LockPath = lockfile.Path(filepath.Dir(configPath))
 	}
+	switch cache := os.Getenv(envPluginCache); cache {
+	case "off":
+		opts.NoCache = true
+	default:
+		opts.CacheDir = cache
+	}
 	return opts
 }
+
+// envPluginCache names the plugin describe cache's directory, or "off".
+const envPluginCache = "PROMPTKIT_PLUGIN_CACHE"
 
 // runtimeOptions resolve built-in modes in-process and every other mode
 // through a plugin host made for the config being loaded.

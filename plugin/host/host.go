@@ -48,6 +48,12 @@ type Options struct {
 	// StartTimeout bounds a plugin's start and handshake
 	// (DefaultStartTimeout when zero).
 	StartTimeout time.Duration
+	// CacheDir holds what plugins said they serve, across commands, so
+	// that a command starts only the plugins it needs; DefaultCacheDir
+	// when empty. NoCache turns the cache off: every plugin on the path
+	// is started to ask.
+	CacheDir string
+	NoCache  bool
 	// Reattach attaches to plugins that are already running instead of
 	// starting them: the JSON a plugin prints when started with
 	// PROMPTKIT_PLUGIN_DEBUG=1 (the value of PROMPTKIT_REATTACH_PLUGINS).
@@ -62,6 +68,8 @@ type Host struct {
 	scan     *discovery.Result
 	lock     *lockfile.Lock
 	reattach map[string]*goplugin.ReattachConfig
+
+	cache describeCache
 
 	mu        sync.Mutex
 	instances map[string]*instance // by binary path, or "reattach:NAME"
@@ -98,6 +106,12 @@ func New(opts Options) (*Host, error) {
 		log:       opts.Logger,
 		scan:      scan,
 		instances: make(map[string]*instance),
+	}
+	if !opts.NoCache {
+		h.cache.dir = opts.CacheDir
+		if h.cache.dir == "" {
+			h.cache.dir = DefaultCacheDir()
+		}
 	}
 	if opts.LockPath != "" {
 		if h.lock, err = lockfile.Read(opts.LockPath); err != nil {
@@ -219,7 +233,7 @@ func (h *Host) Describe(ctx context.Context, c discovery.Candidate) (plugin.Desc
 	if err != nil {
 		return plugin.Description{}, err
 	}
-	return inst.describe(ctx)
+	return inst.describe(ctx, false)
 }
 
 // Selected returns the plugins that serve a sandbox opened through this

@@ -74,16 +74,24 @@ func (i *instance) live(ctx context.Context) (*plugin.Client, int, error) {
 	}
 	if err := i.start(ctx); err != nil {
 		if ctx.Err() == nil && i.reattach == nil {
-			// Its own failure, not the caller giving up: remembered.
+			// Its own failure, not the caller giving up: remembered, by
+			// this host for good and by the cache for a while.
 			i.failed = err
+			i.host.cache.storeFailure(i.cand.Path, err)
 		}
 		return nil, 0, err
 	}
 	return i.proc.rpc, i.gen, nil
 }
 
-// describe returns what the plugin says it serves, starting it if needed.
-func (i *instance) describe(ctx context.Context) (plugin.Description, error) {
+// describe returns what the plugin says it serves: from the cache when
+// this host has not started it yet and the cache knows the file, else by
+// starting it. With failures, a start the cache remembers failing fails
+// again without a try (see failureMemory).
+func (i *instance) describe(ctx context.Context, failures bool) (plugin.Description, error) {
+	if d, ok, err := i.remembered(failures); ok {
+		return d, err
+	}
 	if _, _, err := i.live(ctx); err != nil {
 		return plugin.Description{}, err
 	}
@@ -91,6 +99,50 @@ func (i *instance) describe(ctx context.Context) (plugin.Description, error) {
 	defer i.mu.Unlock()
 	return *i.desc, nil
 }
+
+// remembered is what the cache says of the plugin, when it says
+// anything and this host has not started the plugin yet (after a start,
+// the process's own answer holds). The lock file is checked as a start
+// would, so that a cached description never stands in for a binary the
+// lock refuses.
+func (i *instance) remembered(failures bool) (plugin.Description, bool, error) {
+	if i.reattach != nil {
+		return plugin.Description{}, false, nil
+	}
+	i.mu.Lock()
+	started := i.desc != nil || i.failed != nil || i.proc != nil
+	i.mu.Unlock()
+	if started {
+		return plugin.Description{}, false, nil
+	}
+	e, ok := i.host.cache.load(i.cand.Path)
+	if !ok {
+		return plugin.Description{}, false, nil
+	}
+	remembered := e.Description != nil || failures && time.Since(e.FailedAt) < failureMemory
+	if !remembered {
+		return plugin.Description{}, false, nil
+	}
+	if i.host.lock != nil {
+		if err := i.host.lock.Verify(i.cand.Name, i.cand.Version, i.cand.Path); err != nil {
+			return plugin.Description{}, true, sandbox.NewError(sandbox.KindStart, "refused to start plugin", err)
+		}
+	}
+	if e.Description != nil {
+		return *e.Description, true, nil
+	}
+	return plugin.Description{}, true, &rememberedFailure{
+		err: sandbox.Errorf(sandbox.KindStart, "plugin %s failed to start %s ago, not tried again for %s: %s",
+			i.cand.Path, time.Since(e.FailedAt).Round(time.Second), failureMemory, e.Failure),
+	}
+}
+
+// rememberedFailure is a failed start the cache remembers: the plugin was
+// not tried again.
+type rememberedFailure struct{ err error }
+
+func (e *rememberedFailure) Error() string { return e.err.Error() }
+func (e *rememberedFailure) Unwrap() error { return e.err }
 
 // start launches the process (or attaches to it), completes the handshake
 // and checks that the plugin is what its file name says. Called with mu
@@ -113,6 +165,9 @@ func (i *instance) start(ctx context.Context) error {
 	}
 	i.proc, i.desc = proc, &desc
 	i.gen++
+	if i.reattach == nil {
+		i.host.cache.storeDescription(i.cand.Path, desc)
+	}
 	i.log.Debug("plugin started", "path", i.cand.Path, "version", desc.Version, "pid", proc.client.ReattachConfig().Pid)
 	return nil
 }

@@ -179,6 +179,11 @@ func newHost(t testing.TB, opts Options) *Host {
 	if opts.Env == nil {
 		opts.Env = emptyEnv(t)
 	}
+	if opts.CacheDir == "" {
+		// Each test's own: what one test's plugins said must not answer
+		// for another's.
+		opts.CacheDir = t.TempDir()
+	}
 	h, err := New(opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)

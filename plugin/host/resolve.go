@@ -2,7 +2,9 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -37,16 +39,14 @@ func (h *Host) resolve(ctx context.Context, mode, pin, constraint string) (serve
 	if pin != "" {
 		names = []string{pin}
 	}
-	var found []server
-	var refused []error
-	for _, name := range names {
-		s, why, err := h.resolveIn(ctx, name, mode, cons)
-		if err != nil {
+	found, refused, err := h.resolveAll(ctx, names, mode, cons, true)
+	if err != nil {
+		return server{}, err
+	}
+	if len(found) == 0 && slices.ContainsFunc(refused, isRememberedFailure) {
+		// Nothing else serves the mode: what failed before is tried again.
+		if found, refused, err = h.resolveAll(ctx, names, mode, cons, false); err != nil {
 			return server{}, err
-		}
-		refused = append(refused, why...)
-		if s.inst != nil {
-			found = append(found, s)
 		}
 	}
 	switch {
@@ -63,14 +63,37 @@ func (h *Host) resolve(ctx context.Context, mode, pin, constraint string) (serve
 	return server{}, h.notServed(mode, pin, constraint, refused)
 }
 
+// resolveAll resolves mode in each named plugin. With failures, plugins
+// the cache remembers failing to start are passed over untried.
+func (h *Host) resolveAll(ctx context.Context, names []string, mode string, cons version.Constraints, failures bool) ([]server, []error, error) {
+	var found []server
+	var refused []error
+	for _, name := range names {
+		s, why, err := h.resolveIn(ctx, name, mode, cons, failures)
+		if err != nil {
+			return nil, nil, err
+		}
+		refused = append(refused, why...)
+		if s.inst != nil {
+			found = append(found, s)
+		}
+	}
+	return found, refused, nil
+}
+
+func isRememberedFailure(err error) bool {
+	var rf *rememberedFailure
+	return errors.As(err, &rf)
+}
+
 // resolveIn tries the versions of one plugin, newest first. It returns the
 // first that serves mode, and why versions were passed over.
-func (h *Host) resolveIn(ctx context.Context, name, mode string, cons version.Constraints) (server, []error, error) {
+func (h *Host) resolveIn(ctx context.Context, name, mode string, cons version.Constraints, failures bool) (server, []error, error) {
 	var refused []error
 	if inst, ok, err := h.reattached(name); err != nil {
 		return server{}, nil, err
 	} else if ok {
-		d, err := inst.describe(ctx)
+		d, err := inst.describe(ctx, failures)
 		if err != nil {
 			return server{}, append(refused, err), nil
 		}
@@ -87,7 +110,7 @@ func (h *Host) resolveIn(ctx context.Context, name, mode string, cons version.Co
 		if err != nil {
 			return server{}, nil, err
 		}
-		d, err := inst.describe(ctx)
+		d, err := inst.describe(ctx, failures)
 		if err != nil {
 			refused = append(refused, err)
 			continue
@@ -148,7 +171,7 @@ func (h *Host) modes(ctx context.Context) []string {
 		if inst == nil {
 			continue
 		}
-		d, err := inst.describe(ctx)
+		d, err := inst.describe(ctx, true)
 		if err != nil {
 			h.log.Warn("plugin could not be described", "plugin", name, "error", err)
 			continue

@@ -31,7 +31,7 @@ func (e *Engine) runResident(ctx context.Context, rc *resident.Client, c Call, w
 	case errors.Is(err, resident.ErrEnded):
 		// The resident went away mid-call (its container stopped, its
 		// pod was deleted): the target says why, if it can.
-		if xerr := e.explain(nil, ""); xerr != nil {
+		if xerr := e.explain(ctx, nil, ""); xerr != nil {
 			return 0, xerr
 		}
 		return 0, sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s: the resident in %s", what, e.t), err)

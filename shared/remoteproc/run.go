@@ -31,7 +31,10 @@ func (e *Engine) runIn(ctx context.Context, ss *session, input []byte, what stri
 	// exits without running anything. (A warm session's PID is known.)
 	select {
 	case <-f.Started():
-		ss.send(input)
+		if !ss.ended() {
+			ss.send(input)
+			ss.sent = true
+		}
 	case <-ss.done:
 	case <-ctx.Done():
 	}
@@ -44,7 +47,7 @@ func (e *Engine) runIn(ctx context.Context, ss *session, input []byte, what stri
 		case <-ss.done:
 		case <-ctx.Done():
 		case <-time.After(OrphanGrace):
-			e.killTree(ss)
+			e.killTree(ctx, ss)
 			// With them gone the stream ends and brings the rest of the
 			// output. A stream still held past StreamGrace (a kill that
 			// failed on a loaded target) is cut: the command's exit
@@ -58,16 +61,21 @@ func (e *Engine) runIn(ctx context.Context, ss *session, input []byte, what stri
 		}
 	case <-ctx.Done():
 	}
+	streamGrace := StreamGrace
 	if ctx.Err() != nil && !ss.ended() {
 		// Closing the exec stream would leave the remote process
 		// running: kill it, and everything it started, in the target.
+		// The call waits for that, and for the rest of its output, at
+		// most StopBudget past its end; the kill goes on without it.
 		f.Killed()
-		e.killTree(ss)
+		stopAt := time.Now().Add(StopBudget)
+		e.killTree(ctx, ss)
+		streamGrace = max(time.Until(stopAt), 0)
 	}
 	ss.cancel()
 	select {
 	case <-ss.done:
-	case <-time.After(StreamGrace):
+	case <-time.After(streamGrace):
 		if code, ok := f.ExitCode(); ok && ctx.Err() == nil {
 			return outcome{code: code, taken: true}
 		}
@@ -77,7 +85,15 @@ func (e *Engine) runIn(ctx context.Context, ss *session, input []byte, what stri
 	if sandbox.Done(ctx) {
 		return outcome{taken: f.Ran(), err: ctx.Err()}
 	}
-	return e.classify(ctx, ss, what)
+	o := e.classify(ctx, ss, what)
+	if ss.sent && !o.taken {
+		// The wrapper had the call: the command may have started with
+		// word of it lost on the way. Trying it again could run it
+		// twice, so what may run is killed and the call fails.
+		e.killTree(ctx, ss)
+		o.taken = true
+	}
+	return o
 }
 
 // classify says how a finished session's call went. The wrapper's lines
@@ -93,7 +109,7 @@ func (e *Engine) classify(ctx context.Context, ss *session, what string) outcome
 		// what the stream carried is the client's or the runtime's
 		// words, not the command's output.
 		msg := f.ClientMessage()
-		err := e.explain(xerr, msg)
+		err := e.explain(ctx, xerr, msg)
 		if err == nil {
 			err = sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s: the shell in %s did not start (exit code %d): %s",
 				what, e.t, xcode, orNone(xerr, msg)), nil)
@@ -106,10 +122,14 @@ func (e *Engine) classify(ctx context.Context, ss *session, what string) outcome
 	if !f.Ran() {
 		// The wrapper started but ended before the command did: the
 		// target or the connection went away first.
-		err := e.explain(xerr, "")
+		err := e.explain(ctx, xerr, "")
 		if err == nil {
-			err = sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s: the exec session in %s ended before the command started (exit code %d): %s",
-				what, e.t, xcode, orNone(xerr, f.ClientMessage())), nil)
+			when := "before the command started"
+			if ss.sent {
+				when = "after the call was sent, before the command was seen to start"
+			}
+			err = sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s: the exec session in %s ended %s (exit code %d): %s",
+				what, e.t, when, xcode, orNone(xerr, f.ClientMessage())), nil)
 		}
 		return outcome{err: err}
 	}
@@ -127,7 +147,7 @@ func (e *Engine) classify(ctx context.Context, ss *session, what string) outcome
 		return outcome{taken: true, err: sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s in %s: the %s client ended before the command did (exit code %d): %s",
 			what, e.t, e.opts.Mode, xcode, orNone(xerr, f.ClientMessage())), nil)}
 	case xerr != nil:
-		if err := e.explain(nil, ""); err != nil {
+		if err := e.explain(ctx, nil, ""); err != nil {
 			return outcome{taken: true, err: err}
 		}
 		return outcome{taken: true, err: sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s in %s: the exec stream failed", what, e.t), xerr)}
@@ -135,11 +155,16 @@ func (e *Engine) classify(ctx context.Context, ss *session, what string) outcome
 	return outcome{code: xcode, taken: true}
 }
 
-// explain asks the target why an exec failed, on a context of its own:
-// the call's may be nearly spent. The answer is about the target (gone,
-// stopped, unreachable), so it stands without the call's name.
-func (e *Engine) explain(err error, msg string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), CleanupTimeout)
+// explain asks the target why an exec failed, on a context of its own
+// (the call's may be nearly spent), bounded by CleanupTimeout and by the
+// call's own deadline plus StopBudget. The answer is about the target
+// (gone, stopped, unreachable), so it stands without the call's name.
+func (e *Engine) explain(call context.Context, err error, msg string) error {
+	deadline := time.Now().Add(CleanupTimeout)
+	if d, ok := call.Deadline(); ok && d.Add(StopBudget).Before(deadline) {
+		deadline = d.Add(StopBudget)
+	}
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(call), deadline)
 	defer cancel()
 	return e.t.Explain(ctx, err, msg)
 }

@@ -24,6 +24,7 @@ type session struct {
 	err  error         // valid once done
 
 	closeStdin sync.Once
+	sent       bool // the call went to the wrapper (runIn's own)
 }
 
 // maxHeldBeforeCall bounds what a session keeps before its call claims

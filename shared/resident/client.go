@@ -22,8 +22,10 @@ var ErrEnded = errors.New("stream ended")
 var ErrNotFound = errors.New("no such command")
 
 // killWait is how long Run waits, after sending a kill, for the resident
-// to report the call over.
-const killWait = 5 * time.Second
+// to report the call over: the stop budget of a call past its end (as
+// remoteproc.StopBudget). A resident that has not reported by then kills
+// the call at its own deadline, or when its stream ends.
+const killWait = 750 * time.Millisecond
 
 // Client is the backend's end of a resident's stream. Calls run
 // concurrently; their frames share the stream.

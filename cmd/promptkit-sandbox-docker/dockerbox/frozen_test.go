@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/sandboxtest"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -45,8 +46,14 @@ func newFreezer(t *testing.T, engine string) (sock string, f *freezer) {
 				_ = c.Close()
 				continue
 			}
-			go f.pipe(c, e)
-			go f.pipe(e, c)
+			// Each direction ends on its own (a half-close passes on as
+			// one, as the CLI's end of stdin must); both ended, the pair
+			// is closed.
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() { defer wg.Done(); f.pipe(c, e) }()
+			go func() { defer wg.Done(); f.pipe(e, c) }()
+			go func() { wg.Wait(); _ = c.Close(); _ = e.Close() }()
 		}
 	}()
 	return sock, f
@@ -60,7 +67,6 @@ func (f *freezer) set(frozen bool) {
 }
 
 func (f *freezer) pipe(dst, src net.Conn) {
-	defer dst.Close()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
@@ -71,11 +77,14 @@ func (f *freezer) pipe(dst, src net.Conn) {
 		f.mu.Unlock()
 		if n > 0 {
 			if _, werr := dst.Write(buf[:n]); werr != nil {
+				_ = dst.Close()
+				_ = src.Close()
 				return
 			}
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
+				_ = dst.Close()
 				return
 			}
 			if cw, ok := dst.(interface{ CloseWrite() error }); ok {
@@ -113,4 +122,46 @@ func TestFrozenEngineDoesNotHoldTheCall(t *testing.T) {
 		t.Errorf("returned after %v, want within %v of its %v timeout", took, stopBudget+500*time.Millisecond, timeout)
 	}
 	assertNoContainersSoon(t, name)
+}
+
+// TestFrozenEngineDoesNotHoldAnExec: the same for docker_exec, with and
+// without the resident and through the CLI: the call ends at its timeout
+// plus stopBudget, and its processes in the container are gone once the
+// engine answers again (the resident's own backstop, or the kill exec
+// retried in the background).
+func TestFrozenEngineDoesNotHoldAnExec(t *testing.T) {
+	requireDocker(t)
+	engine := "/var/run/docker.sock"
+	if h, ok := strings.CutPrefix(os.Getenv("DOCKER_HOST"), "unix://"); ok {
+		engine = h
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  map[string]any
+	}{
+		{"resident", map[string]any{"transport": "api", "resident": true}},
+		{"noresident", map[string]any{"transport": "api", "resident": false}},
+		{"cli", map[string]any{"transport": "cli"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			container := startContainer(t)
+			sock, f := newFreezer(t, engine)
+			t.Setenv("DOCKER_HOST", "unix://"+sock)
+			sb := openExec(t, container, tc.cfg)
+			marker := sandboxtest.NewMarker()
+			const timeout = 2 * time.Second
+			time.AfterFunc(timeout/2, func() { f.set(true) })
+			start := time.Now()
+			_, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "sleep", Args: []string{marker}, Timeout: timeout})
+			took := time.Since(start)
+			f.set(false)
+			if !errors.Is(err, sandbox.ErrTimeout) {
+				t.Errorf("err = %v, want a timeout", err)
+			}
+			if took > timeout+stopBudget+500*time.Millisecond {
+				t.Errorf("returned after %v, want within %v of its %v timeout", took, stopBudget+500*time.Millisecond, timeout)
+			}
+			sandboxtest.AssertNoProcs(t, marker, 30*time.Second)
+		})
+	}
 }

@@ -116,13 +116,6 @@ func (c describeCache) storeFailure(path string, failure error) {
 	c.store(path, func(e *cacheEntry) { e.Failure, e.FailedAt = failure.Error(), time.Now() })
 }
 
-// forget drops the entry for path.
-func (c describeCache) forget(path string) {
-	if c.dir != "" {
-		_ = os.Remove(c.entryPath(path))
-	}
-}
-
 func (c describeCache) store(path string, fill func(*cacheEntry)) {
 	if c.dir == "" {
 		return

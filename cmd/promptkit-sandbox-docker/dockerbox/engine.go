@@ -41,6 +41,17 @@ const cleanupTimeout = 10 * time.Second
 // stale sweep of a later start backs it up.
 const stopBudget = time.Second
 
+// afterDeadline is d past ctx's deadline, or past now for a context
+// without one (or one already past it): how long work the caller started
+// may go on once the caller has stopped waiting for it.
+func afterDeadline(ctx context.Context, d time.Duration) time.Time {
+	end := time.Now()
+	if dl, ok := ctx.Deadline(); ok && dl.After(end) {
+		end = dl
+	}
+	return end.Add(d)
+}
+
 // newClient connects to the engine the way the docker CLI does: DOCKER_HOST,
 // DOCKER_TLS_VERIFY, DOCKER_CERT_PATH and DOCKER_API_VERSION from the
 // environment, and the API version negotiated down to the engine's on the

@@ -112,10 +112,11 @@ func (r *apiRunner) prepare(ctx context.Context, spec runSpec) (prepared, error)
 	//
 	// The create itself is not abandoned when ctx ends: the engine would
 	// finish it anyway and the container would be left behind. It is let
-	// finish in the background (bounded by cleanupTimeout) and the
-	// container removed.
+	// finish in the background (for cleanupTimeout past the call's
+	// deadline) and the container removed. A slow engine does not fail
+	// a call that still has time: the create has all of it.
 	name := containerName()
-	createCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	createCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), afterDeadline(ctx, cleanupTimeout))
 	type createResult struct {
 		id  string
 		err error

@@ -2,11 +2,13 @@ package plugin
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -69,14 +71,20 @@ func (r *RemoteSandbox) Spawn(ctx context.Context, req sandbox.Request) (resp sa
 		return resp, err
 	}
 
-	// The stream ends when the caller gives up, the plugin process is
-	// known to be gone, or the plugin has not answered HopGrace past the
-	// call's timeout, whichever comes first: the host holds the timeout
-	// whatever the plugin does.
-	sctx, cancel := context.WithCancel(ctx)
+	// The stream ends when the plugin process is known to be gone, the
+	// plugin has not answered HopGrace past the call's timeout, or
+	// HopGrace after the caller gave up, whichever comes first: the host
+	// holds the timeout whatever the plugin does. When the caller gives
+	// up, the plugin is told (a cancel message), so that it ends the
+	// call and sends what the process wrote.
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	stop := context.AfterFunc(r.client.done, cancel)
 	defer stop()
+	hop := newHopStream(r.client.rpc)
+	stopCancel := context.AfterFunc(ctx, func() { hop.cancel(cancel) })
+	defer stopCancel()
+	defer hop.stop()
 	var deadline time.Time
 	if req.Timeout > 0 {
 		deadline = time.Now().Add(req.Timeout)
@@ -99,7 +107,7 @@ func (r *RemoteSandbox) Spawn(ctx context.Context, req sandbox.Request) (resp sa
 	if err != nil {
 		return resp, fail(err)
 	}
-	if err := r.send(stream, req); err != nil {
+	if err := hop.sendRequest(stream, req, r.handle); err != nil {
 		if !errors.Is(err, io.EOF) {
 			return resp, fail(err)
 		}
@@ -131,6 +139,12 @@ func (r *RemoteSandbox) Spawn(ctx context.Context, req sandbox.Request) (resp sa
 			resp.StdoutTruncated = m.Result.GetStdoutTruncated()
 			resp.StderrTruncated = m.Result.GetStderrTruncated()
 			err := errorOf(m.Result)
+			if sandbox.Done(ctx) {
+				// The plugin ended the call on the caller's cancel (or
+				// deadline): the caller's own reason is the error, the
+				// output is what the process wrote.
+				return resp, sandbox.ContextError(ctx, what, 0)
+			}
 			if !deadline.IsZero() && time.Now().After(deadline) && (err == nil || sandbox.KindOf(err) == sandbox.KindExit) {
 				// The plugin let the call run past its timeout: what it
 				// says came too late to count.
@@ -144,39 +158,84 @@ func (r *RemoteSandbox) Spawn(ctx context.Context, req sandbox.Request) (resp sa
 	}
 }
 
-// send writes the start message, then stdin in chunks and the end
+// hopStream is the host's side of one Spawn stream: the request, then,
+// if the caller gives up, a Cancel for the call it names. Before the
+// request is all sent nothing has run, and the stream is simply ended.
+type hopStream struct {
+	rpc  sandboxpb.SandboxClient
+	call string // the call's ID, for Cancel
+	sent atomic.Bool
+
+	mu  sync.Mutex
+	cut *time.Timer // ends the stream HopGrace after a cancel
+}
+
+// newHopStream names a call: 128 random bits, unique among the host's.
+func newHopStream(rpc sandboxpb.SandboxClient) *hopStream {
+	return &hopStream{rpc: rpc, call: rand.Text()}
+}
+
+// sendRequest writes the start message, then stdin in chunks and the end
 // marker — or, when stdin fits in one message, the start message alone
 // carrying all of it.
-func (r *RemoteSandbox) send(stream sandboxpb.Sandbox_SpawnClient, req sandbox.Request) error {
+func (h *hopStream) sendRequest(stream sandboxpb.Sandbox_SpawnClient, req sandbox.Request, handle string) error {
 	start := &sandboxpb.SpawnStart{
-		Handle:       r.handle,
+		Handle:       handle,
 		Command:      req.Command,
 		Args:         req.Args,
 		Env:          shell.MergeEnv(nil, req.Env, os.LookupEnv),
 		TimeoutNanos: int64(max(req.Timeout, 0)),
 		StdinSize:    int64(len(req.Stdin)),
+		Call:         h.call,
 	}
 	if len(req.Stdin) <= ChunkSize {
 		start.Stdin, start.StdinComplete = req.Stdin, true
-		if err := stream.Send(&sandboxpb.SpawnInput{Msg: &sandboxpb.SpawnInput_Start{Start: start}}); err != nil {
-			return err
-		}
-		return stream.CloseSend()
 	}
 	if err := stream.Send(&sandboxpb.SpawnInput{Msg: &sandboxpb.SpawnInput_Start{Start: start}}); err != nil {
 		return err
 	}
-	for data := req.Stdin; len(data) > 0; {
-		n := min(len(data), ChunkSize)
-		if err := stream.Send(&sandboxpb.SpawnInput{Msg: &sandboxpb.SpawnInput_Stdin{Stdin: data[:n]}}); err != nil {
+	if !start.StdinComplete {
+		for data := req.Stdin; len(data) > 0; {
+			n := min(len(data), ChunkSize)
+			if err := stream.Send(&sandboxpb.SpawnInput{Msg: &sandboxpb.SpawnInput_Stdin{Stdin: data[:n]}}); err != nil {
+				return err
+			}
+			data = data[n:]
+		}
+		if err := stream.Send(&sandboxpb.SpawnInput{Msg: &sandboxpb.SpawnInput_StdinEnd{StdinEnd: &sandboxpb.StdinEnd{}}}); err != nil {
 			return err
 		}
-		data = data[n:]
 	}
-	if err := stream.Send(&sandboxpb.SpawnInput{Msg: &sandboxpb.SpawnInput_StdinEnd{StdinEnd: &sandboxpb.StdinEnd{}}}); err != nil {
-		return err
-	}
+	h.sent.Store(true)
 	return stream.CloseSend()
+}
+
+// cancel tells the plugin the caller gave up, and ends the stream (end)
+// HopGrace later if the result has not come by then, or at once where
+// the plugin cannot take the Cancel (one built before it, one gone). A
+// call the plugin no longer has is ending: its result is on the way.
+func (h *hopStream) cancel(end context.CancelFunc) {
+	if !h.sent.Load() {
+		end()
+		return
+	}
+	h.mu.Lock()
+	h.cut = time.AfterFunc(HopGrace, end)
+	h.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), HopGrace)
+	defer cancel()
+	if _, err := h.rpc.Cancel(ctx, &sandboxpb.CancelRequest{Call: h.call}); err != nil {
+		end()
+	}
+}
+
+// stop disarms the cut once the call is over.
+func (h *hopStream) stop() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.cut != nil {
+		h.cut.Stop()
+	}
 }
 
 // HopGrace is how long past a call's timeout the host waits for the

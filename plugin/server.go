@@ -42,9 +42,10 @@ type server struct {
 
 	mu       sync.Mutex
 	open     map[string]sandbox.Sandbox
-	active   int           // backend Spawn calls running
-	stopping bool          // shutdown has begun: no new calls
-	idle     chan struct{} // closed when active drops to zero while stopping
+	calls    map[string]func() // cancels of the calls in flight, by ID (see Cancel)
+	active   int               // backend Spawn calls running
+	stopping bool              // shutdown has begun: no new calls
+	idle     chan struct{}     // closed when active drops to zero while stopping
 }
 
 func newServer(opts ServeOpts, log hclog.Logger) *server {
@@ -56,6 +57,7 @@ func newServer(opts ServeOpts, log hclog.Logger) *server {
 		descriptions: opts.Descriptions,
 		log:          log,
 		open:         make(map[string]sandbox.Sandbox),
+		calls:        make(map[string]func()),
 	}
 }
 

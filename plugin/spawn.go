@@ -25,7 +25,8 @@ const firstStdinAlloc = 1 << 20
 // stream's context (a host cancel cancels the backend, which kills what
 // it started), then streams the output back and the result last.
 func (s *server) Spawn(stream sandboxpb.Sandbox_SpawnServer) error {
-	ctx := stream.Context()
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
 	start, sb, err := s.readStart(stream)
 	if err != nil {
 		return err
@@ -53,6 +54,12 @@ func (s *server) Spawn(stream sandboxpb.Sandbox_SpawnServer) error {
 	// the backend streams); what is left at the end rides with the result,
 	// so a hook's verdict and its stderr come back in one message.
 	out := newStreamWriter(stream)
+	// A Cancel from the host ends the call as a cancelled context would,
+	// and sends what the hook wrote at once, as a timeout does.
+	if id := start.GetCall(); id != "" {
+		unregister := s.inFlight(id, func() { out.flush(); cancel() })
+		defer unregister()
+	}
 	if req.Timeout > 0 {
 		// The host waits only HopGrace past the timeout for the result:
 		// what the hook wrote goes out when the timeout fires, and what

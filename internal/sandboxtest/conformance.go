@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -380,22 +379,4 @@ func wantKind(t *testing.T, resp sandbox.Response, err error, kind sandbox.Kind)
 	if err.Error() == "" {
 		t.Errorf("the %v error has an empty message", kind)
 	}
-}
-
-// ThroughPlugin marks cells whose sandboxes are reached through the
-// plugin hop: the cases the hop does not keep yet are exempt, saying why,
-// until issue 15 ("promises that hold under faults") makes them hold.
-func ThroughPlugin(cells ...Cell) []Cell {
-	out := make([]Cell, 0, len(cells))
-	for _, c := range cells {
-		exempt := maps.Clone(c.Exempt)
-		if exempt == nil {
-			exempt = map[string]string{}
-		}
-		exempt[CaseCancel] = "known gap of the plugin hop (issue 15): the plugin buffers up to 256 KiB of output " +
-			"before it sends it, and the host stops reading when the call is cancelled, so output written before a cancel is lost"
-		c.Exempt = exempt
-		out = append(out, c)
-	}
-	return out
 }

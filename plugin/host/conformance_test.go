@@ -18,7 +18,7 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	var once sync.Once
 	var h *Host
-	sandboxtest.Conformance(t, sandboxtest.ThroughPlugin(sandboxtest.Cell{
+	sandboxtest.Conformance(t, sandboxtest.Cell{
 		Name: "direct-plugin",
 		Open: func(t *testing.T, cfg map[string]any) sandbox.Sandbox {
 			once.Do(func() {
@@ -35,5 +35,5 @@ func TestConformance(t *testing.T) {
 			KillTimeout: 500 * time.Millisecond,
 			Slack:       3 * time.Second,
 		},
-	})...)
+	})
 }

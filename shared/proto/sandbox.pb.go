@@ -496,6 +496,9 @@ type SpawnStart struct {
 	// so most calls are one message each way.
 	Stdin         []byte `protobuf:"bytes,7,opt,name=stdin,proto3" json:"stdin,omitempty"`
 	StdinComplete bool   `protobuf:"varint,8,opt,name=stdin_complete,json=stdinComplete,proto3" json:"stdin_complete,omitempty"`
+	// call names the call for Cancel: unique among the host's calls in
+	// flight. Empty: the call can only be ended with its stream.
+	Call          string `protobuf:"bytes,9,opt,name=call,proto3" json:"call,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -586,6 +589,101 @@ func (x *SpawnStart) GetStdinComplete() bool {
 	return false
 }
 
+func (x *SpawnStart) GetCall() string {
+	if x != nil {
+		return x.Call
+	}
+	return ""
+}
+
+type CancelRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Call          string                 `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelRequest) Reset() {
+	*x = CancelRequest{}
+	mi := &file_sandbox_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelRequest) ProtoMessage() {}
+
+func (x *CancelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sandbox_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
+func (*CancelRequest) Descriptor() ([]byte, []int) {
+	return file_sandbox_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *CancelRequest) GetCall() string {
+	if x != nil {
+		return x.Call
+	}
+	return ""
+}
+
+type CancelResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Found         bool                   `protobuf:"varint,1,opt,name=found,proto3" json:"found,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelResponse) Reset() {
+	*x = CancelResponse{}
+	mi := &file_sandbox_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelResponse) ProtoMessage() {}
+
+func (x *CancelResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sandbox_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
+func (*CancelResponse) Descriptor() ([]byte, []int) {
+	return file_sandbox_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *CancelResponse) GetFound() bool {
+	if x != nil {
+		return x.Found
+	}
+	return false
+}
+
 type StdinEnd struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -594,7 +692,7 @@ type StdinEnd struct {
 
 func (x *StdinEnd) Reset() {
 	*x = StdinEnd{}
-	mi := &file_sandbox_proto_msgTypes[7]
+	mi := &file_sandbox_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -606,7 +704,7 @@ func (x *StdinEnd) String() string {
 func (*StdinEnd) ProtoMessage() {}
 
 func (x *StdinEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[7]
+	mi := &file_sandbox_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -619,7 +717,7 @@ func (x *StdinEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StdinEnd.ProtoReflect.Descriptor instead.
 func (*StdinEnd) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{7}
+	return file_sandbox_proto_rawDescGZIP(), []int{9}
 }
 
 type SpawnOutput struct {
@@ -636,7 +734,7 @@ type SpawnOutput struct {
 
 func (x *SpawnOutput) Reset() {
 	*x = SpawnOutput{}
-	mi := &file_sandbox_proto_msgTypes[8]
+	mi := &file_sandbox_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -648,7 +746,7 @@ func (x *SpawnOutput) String() string {
 func (*SpawnOutput) ProtoMessage() {}
 
 func (x *SpawnOutput) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[8]
+	mi := &file_sandbox_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -661,7 +759,7 @@ func (x *SpawnOutput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpawnOutput.ProtoReflect.Descriptor instead.
 func (*SpawnOutput) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{8}
+	return file_sandbox_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SpawnOutput) GetMsg() isSpawnOutput_Msg {
@@ -740,7 +838,7 @@ type SpawnResult struct {
 
 func (x *SpawnResult) Reset() {
 	*x = SpawnResult{}
-	mi := &file_sandbox_proto_msgTypes[9]
+	mi := &file_sandbox_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -752,7 +850,7 @@ func (x *SpawnResult) String() string {
 func (*SpawnResult) ProtoMessage() {}
 
 func (x *SpawnResult) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[9]
+	mi := &file_sandbox_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -765,7 +863,7 @@ func (x *SpawnResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpawnResult.ProtoReflect.Descriptor instead.
 func (*SpawnResult) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{9}
+	return file_sandbox_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SpawnResult) GetKind() ErrorKind {
@@ -833,7 +931,7 @@ type CloseRequest struct {
 
 func (x *CloseRequest) Reset() {
 	*x = CloseRequest{}
-	mi := &file_sandbox_proto_msgTypes[10]
+	mi := &file_sandbox_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -845,7 +943,7 @@ func (x *CloseRequest) String() string {
 func (*CloseRequest) ProtoMessage() {}
 
 func (x *CloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[10]
+	mi := &file_sandbox_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -858,7 +956,7 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
 func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{10}
+	return file_sandbox_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CloseRequest) GetHandle() string {
@@ -876,7 +974,7 @@ type CloseResponse struct {
 
 func (x *CloseResponse) Reset() {
 	*x = CloseResponse{}
-	mi := &file_sandbox_proto_msgTypes[11]
+	mi := &file_sandbox_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -888,7 +986,7 @@ func (x *CloseResponse) String() string {
 func (*CloseResponse) ProtoMessage() {}
 
 func (x *CloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[11]
+	mi := &file_sandbox_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -901,7 +999,7 @@ func (x *CloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseResponse.ProtoReflect.Descriptor instead.
 func (*CloseResponse) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{11}
+	return file_sandbox_proto_rawDescGZIP(), []int{13}
 }
 
 var File_sandbox_proto protoreflect.FileDescriptor
@@ -933,7 +1031,7 @@ const file_sandbox_proto_rawDesc = "" +
 	"\x05start\x18\x01 \x01(\v2 .promptkit.sandbox.v1.SpawnStartH\x00R\x05start\x12\x16\n" +
 	"\x05stdin\x18\x02 \x01(\fH\x00R\x05stdin\x12=\n" +
 	"\tstdin_end\x18\x03 \x01(\v2\x1e.promptkit.sandbox.v1.StdinEndH\x00R\bstdinEndB\x05\n" +
-	"\x03msg\"\xe5\x01\n" +
+	"\x03msg\"\xf9\x01\n" +
 	"\n" +
 	"SpawnStart\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\x12\x18\n" +
@@ -944,7 +1042,12 @@ const file_sandbox_proto_rawDesc = "" +
 	"\n" +
 	"stdin_size\x18\x06 \x01(\x03R\tstdinSize\x12\x14\n" +
 	"\x05stdin\x18\a \x01(\fR\x05stdin\x12%\n" +
-	"\x0estdin_complete\x18\b \x01(\bR\rstdinComplete\"\n" +
+	"\x0estdin_complete\x18\b \x01(\bR\rstdinComplete\x12\x12\n" +
+	"\x04call\x18\t \x01(\tR\x04call\"#\n" +
+	"\rCancelRequest\x12\x12\n" +
+	"\x04call\x18\x01 \x01(\tR\x04call\"&\n" +
+	"\x0eCancelResponse\x12\x14\n" +
+	"\x05found\x18\x01 \x01(\bR\x05found\"\n" +
 	"\n" +
 	"\bStdinEnd\"\x85\x01\n" +
 	"\vSpawnOutput\x12\x18\n" +
@@ -971,12 +1074,13 @@ const file_sandbox_proto_rawDesc = "" +
 	"\x0fERROR_KIND_EXIT\x10\x03\x12\x14\n" +
 	"\x10ERROR_KIND_START\x10\x04\x12\x18\n" +
 	"\x14ERROR_KIND_TRANSPORT\x10\x05\x12\x17\n" +
-	"\x13ERROR_KIND_CANCELED\x10\x062\xd7\x02\n" +
+	"\x13ERROR_KIND_CANCELED\x10\x062\xac\x03\n" +
 	"\aSandbox\x12Y\n" +
 	"\bDescribe\x12%.promptkit.sandbox.v1.DescribeRequest\x1a&.promptkit.sandbox.v1.DescribeResponse\x12M\n" +
 	"\x04Open\x12!.promptkit.sandbox.v1.OpenRequest\x1a\".promptkit.sandbox.v1.OpenResponse\x12P\n" +
 	"\x05Spawn\x12 .promptkit.sandbox.v1.SpawnInput\x1a!.promptkit.sandbox.v1.SpawnOutput(\x010\x01\x12P\n" +
-	"\x05Close\x12\".promptkit.sandbox.v1.CloseRequest\x1a#.promptkit.sandbox.v1.CloseResponseBAZ?github.com/altairalabs/promptkit-sandbox/shared/proto;sandboxpbb\x06proto3"
+	"\x05Close\x12\".promptkit.sandbox.v1.CloseRequest\x1a#.promptkit.sandbox.v1.CloseResponse\x12S\n" +
+	"\x06Cancel\x12#.promptkit.sandbox.v1.CancelRequest\x1a$.promptkit.sandbox.v1.CancelResponseBAZ?github.com/altairalabs/promptkit-sandbox/shared/proto;sandboxpbb\x06proto3"
 
 var (
 	file_sandbox_proto_rawDescOnce sync.Once
@@ -991,7 +1095,7 @@ func file_sandbox_proto_rawDescGZIP() []byte {
 }
 
 var file_sandbox_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_sandbox_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_sandbox_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_sandbox_proto_goTypes = []any{
 	(ErrorKind)(0),           // 0: promptkit.sandbox.v1.ErrorKind
 	(*DescribeRequest)(nil),  // 1: promptkit.sandbox.v1.DescribeRequest
@@ -1001,28 +1105,32 @@ var file_sandbox_proto_goTypes = []any{
 	(*OpenResponse)(nil),     // 5: promptkit.sandbox.v1.OpenResponse
 	(*SpawnInput)(nil),       // 6: promptkit.sandbox.v1.SpawnInput
 	(*SpawnStart)(nil),       // 7: promptkit.sandbox.v1.SpawnStart
-	(*StdinEnd)(nil),         // 8: promptkit.sandbox.v1.StdinEnd
-	(*SpawnOutput)(nil),      // 9: promptkit.sandbox.v1.SpawnOutput
-	(*SpawnResult)(nil),      // 10: promptkit.sandbox.v1.SpawnResult
-	(*CloseRequest)(nil),     // 11: promptkit.sandbox.v1.CloseRequest
-	(*CloseResponse)(nil),    // 12: promptkit.sandbox.v1.CloseResponse
+	(*CancelRequest)(nil),    // 8: promptkit.sandbox.v1.CancelRequest
+	(*CancelResponse)(nil),   // 9: promptkit.sandbox.v1.CancelResponse
+	(*StdinEnd)(nil),         // 10: promptkit.sandbox.v1.StdinEnd
+	(*SpawnOutput)(nil),      // 11: promptkit.sandbox.v1.SpawnOutput
+	(*SpawnResult)(nil),      // 12: promptkit.sandbox.v1.SpawnResult
+	(*CloseRequest)(nil),     // 13: promptkit.sandbox.v1.CloseRequest
+	(*CloseResponse)(nil),    // 14: promptkit.sandbox.v1.CloseResponse
 }
 var file_sandbox_proto_depIdxs = []int32{
 	3,  // 0: promptkit.sandbox.v1.DescribeResponse.modes:type_name -> promptkit.sandbox.v1.Mode
 	7,  // 1: promptkit.sandbox.v1.SpawnInput.start:type_name -> promptkit.sandbox.v1.SpawnStart
-	8,  // 2: promptkit.sandbox.v1.SpawnInput.stdin_end:type_name -> promptkit.sandbox.v1.StdinEnd
-	10, // 3: promptkit.sandbox.v1.SpawnOutput.result:type_name -> promptkit.sandbox.v1.SpawnResult
+	10, // 2: promptkit.sandbox.v1.SpawnInput.stdin_end:type_name -> promptkit.sandbox.v1.StdinEnd
+	12, // 3: promptkit.sandbox.v1.SpawnOutput.result:type_name -> promptkit.sandbox.v1.SpawnResult
 	0,  // 4: promptkit.sandbox.v1.SpawnResult.kind:type_name -> promptkit.sandbox.v1.ErrorKind
 	1,  // 5: promptkit.sandbox.v1.Sandbox.Describe:input_type -> promptkit.sandbox.v1.DescribeRequest
 	4,  // 6: promptkit.sandbox.v1.Sandbox.Open:input_type -> promptkit.sandbox.v1.OpenRequest
 	6,  // 7: promptkit.sandbox.v1.Sandbox.Spawn:input_type -> promptkit.sandbox.v1.SpawnInput
-	11, // 8: promptkit.sandbox.v1.Sandbox.Close:input_type -> promptkit.sandbox.v1.CloseRequest
-	2,  // 9: promptkit.sandbox.v1.Sandbox.Describe:output_type -> promptkit.sandbox.v1.DescribeResponse
-	5,  // 10: promptkit.sandbox.v1.Sandbox.Open:output_type -> promptkit.sandbox.v1.OpenResponse
-	9,  // 11: promptkit.sandbox.v1.Sandbox.Spawn:output_type -> promptkit.sandbox.v1.SpawnOutput
-	12, // 12: promptkit.sandbox.v1.Sandbox.Close:output_type -> promptkit.sandbox.v1.CloseResponse
-	9,  // [9:13] is the sub-list for method output_type
-	5,  // [5:9] is the sub-list for method input_type
+	13, // 8: promptkit.sandbox.v1.Sandbox.Close:input_type -> promptkit.sandbox.v1.CloseRequest
+	8,  // 9: promptkit.sandbox.v1.Sandbox.Cancel:input_type -> promptkit.sandbox.v1.CancelRequest
+	2,  // 10: promptkit.sandbox.v1.Sandbox.Describe:output_type -> promptkit.sandbox.v1.DescribeResponse
+	5,  // 11: promptkit.sandbox.v1.Sandbox.Open:output_type -> promptkit.sandbox.v1.OpenResponse
+	11, // 12: promptkit.sandbox.v1.Sandbox.Spawn:output_type -> promptkit.sandbox.v1.SpawnOutput
+	14, // 13: promptkit.sandbox.v1.Sandbox.Close:output_type -> promptkit.sandbox.v1.CloseResponse
+	9,  // 14: promptkit.sandbox.v1.Sandbox.Cancel:output_type -> promptkit.sandbox.v1.CancelResponse
+	10, // [10:15] is the sub-list for method output_type
+	5,  // [5:10] is the sub-list for method input_type
 	5,  // [5:5] is the sub-list for extension type_name
 	5,  // [5:5] is the sub-list for extension extendee
 	0,  // [0:5] is the sub-list for field type_name
@@ -1038,7 +1146,7 @@ func file_sandbox_proto_init() {
 		(*SpawnInput_Stdin)(nil),
 		(*SpawnInput_StdinEnd)(nil),
 	}
-	file_sandbox_proto_msgTypes[8].OneofWrappers = []any{
+	file_sandbox_proto_msgTypes[10].OneofWrappers = []any{
 		(*SpawnOutput_Stdout)(nil),
 		(*SpawnOutput_Stderr)(nil),
 		(*SpawnOutput_Result)(nil),
@@ -1049,7 +1157,7 @@ func file_sandbox_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sandbox_proto_rawDesc), len(file_sandbox_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   12,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

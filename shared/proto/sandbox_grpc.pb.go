@@ -31,6 +31,7 @@ const (
 	Sandbox_Open_FullMethodName     = "/promptkit.sandbox.v1.Sandbox/Open"
 	Sandbox_Spawn_FullMethodName    = "/promptkit.sandbox.v1.Sandbox/Spawn"
 	Sandbox_Close_FullMethodName    = "/promptkit.sandbox.v1.Sandbox/Close"
+	Sandbox_Cancel_FullMethodName   = "/promptkit.sandbox.v1.Sandbox/Cancel"
 )
 
 // SandboxClient is the client API for Sandbox service.
@@ -50,6 +51,12 @@ type SandboxClient interface {
 	Spawn(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SpawnInput, SpawnOutput], error)
 	// Close releases a handle and whatever its sandbox holds.
 	Close(ctx context.Context, in *CloseRequest, opts ...grpc.CallOption) (*CloseResponse, error)
+	// Cancel ends the call its SpawnStart named, as a cancelled context
+	// would (the backend kills what it started); the call's Spawn stream
+	// still ends with its result, which carries what the process wrote. A
+	// call not in flight is no error (found is false). A plugin without
+	// Cancel answers Unimplemented; the host then ends the stream instead.
+	Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error)
 }
 
 type sandboxClient struct {
@@ -103,6 +110,16 @@ func (c *sandboxClient) Close(ctx context.Context, in *CloseRequest, opts ...grp
 	return out, nil
 }
 
+func (c *sandboxClient) Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CancelResponse)
+	err := c.cc.Invoke(ctx, Sandbox_Cancel_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SandboxServer is the server API for Sandbox service.
 // All implementations must embed UnimplementedSandboxServer
 // for forward compatibility.
@@ -120,6 +137,12 @@ type SandboxServer interface {
 	Spawn(grpc.BidiStreamingServer[SpawnInput, SpawnOutput]) error
 	// Close releases a handle and whatever its sandbox holds.
 	Close(context.Context, *CloseRequest) (*CloseResponse, error)
+	// Cancel ends the call its SpawnStart named, as a cancelled context
+	// would (the backend kills what it started); the call's Spawn stream
+	// still ends with its result, which carries what the process wrote. A
+	// call not in flight is no error (found is false). A plugin without
+	// Cancel answers Unimplemented; the host then ends the stream instead.
+	Cancel(context.Context, *CancelRequest) (*CancelResponse, error)
 	mustEmbedUnimplementedSandboxServer()
 }
 
@@ -141,6 +164,9 @@ func (UnimplementedSandboxServer) Spawn(grpc.BidiStreamingServer[SpawnInput, Spa
 }
 func (UnimplementedSandboxServer) Close(context.Context, *CloseRequest) (*CloseResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Close not implemented")
+}
+func (UnimplementedSandboxServer) Cancel(context.Context, *CancelRequest) (*CancelResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Cancel not implemented")
 }
 func (UnimplementedSandboxServer) mustEmbedUnimplementedSandboxServer() {}
 func (UnimplementedSandboxServer) testEmbeddedByValue()                 {}
@@ -224,6 +250,24 @@ func _Sandbox_Close_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Sandbox_Cancel_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CancelRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SandboxServer).Cancel(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Sandbox_Cancel_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SandboxServer).Cancel(ctx, req.(*CancelRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Sandbox_ServiceDesc is the grpc.ServiceDesc for Sandbox service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -242,6 +286,10 @@ var Sandbox_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Close",
 			Handler:    _Sandbox_Close_Handler,
+		},
+		{
+			MethodName: "Cancel",
+			Handler:    _Sandbox_Cancel_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

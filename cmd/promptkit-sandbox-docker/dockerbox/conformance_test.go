@@ -34,6 +34,6 @@ func TestConformance(t *testing.T) {
 	})
 	t.Run("plugin", func(t *testing.T) {
 		t.Parallel()
-		sandboxtest.Conformance(t, sandboxtest.ThroughPlugin(cells(conformancePlugin(t))...)...)
+		sandboxtest.Conformance(t, cells(conformancePlugin(t))...)
 	})
 }

@@ -87,11 +87,12 @@ func (e *Engine) runIn(ctx context.Context, ss *session, input []byte, what stri
 	}
 	o := e.classify(ctx, ss, what)
 	if ss.sent && !o.taken {
-		// The wrapper had the call: the command may have started with
-		// word of it lost on the way. Trying it again could run it
-		// twice, so what may run is killed and the call fails.
+		// The call went to the wrapper, and the stream ended with no word
+		// that the command started: most likely it was cut before the
+		// wrapper read the call, but the word may have been lost on the
+		// way. Whatever may run is killed before the caller tries the
+		// call again elsewhere.
 		e.killTree(ctx, ss)
-		o.taken = true
 	}
 	return o
 }

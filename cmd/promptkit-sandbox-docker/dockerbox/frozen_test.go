@@ -101,18 +101,35 @@ func (f *freezer) pipe(dst, src net.Conn) {
 // again.
 func TestFrozenEngineDoesNotHoldTheCall(t *testing.T) {
 	requireDocker(t)
+	f := freezeEngine(t)
+	name := uniqueName(t)
+	sb := openRun(t, name, map[string]any{"transport": "api"})
+	f.spawnFrozen(t, sb, "30")
+	assertNoContainersSoon(t, name)
+}
+
+// freezeEngine puts a freezer in front of the engine for the rest of the
+// test.
+func freezeEngine(t *testing.T) *freezer {
+	t.Helper()
 	engine := "/var/run/docker.sock"
 	if h, ok := strings.CutPrefix(os.Getenv("DOCKER_HOST"), "unix://"); ok {
 		engine = h
 	}
 	sock, f := newFreezer(t, engine)
 	t.Setenv("DOCKER_HOST", "unix://"+sock)
-	name := uniqueName(t)
-	sb := openRun(t, name, map[string]any{"transport": "api"})
+	return f
+}
+
+// spawnFrozen runs sleep arg with a 2 s timeout, freezing the engine
+// halfway, and checks the call ends as a timeout within stopBudget (and
+// half a second of slack) of it.
+func (f *freezer) spawnFrozen(t *testing.T, sb sandbox.Sandbox, arg string) {
+	t.Helper()
 	const timeout = 2 * time.Second
 	time.AfterFunc(timeout/2, func() { f.set(true) })
 	start := time.Now()
-	_, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "sleep", Args: []string{"30"}, Timeout: timeout})
+	_, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "sleep", Args: []string{arg}, Timeout: timeout})
 	took := time.Since(start)
 	f.set(false)
 	if !errors.Is(err, sandbox.ErrTimeout) {
@@ -121,7 +138,6 @@ func TestFrozenEngineDoesNotHoldTheCall(t *testing.T) {
 	if took > timeout+stopBudget+500*time.Millisecond {
 		t.Errorf("returned after %v, want within %v of its %v timeout", took, stopBudget+500*time.Millisecond, timeout)
 	}
-	assertNoContainersSoon(t, name)
 }
 
 // TestFrozenEngineDoesNotHoldAnExec: the same for docker_exec, with and
@@ -131,10 +147,6 @@ func TestFrozenEngineDoesNotHoldTheCall(t *testing.T) {
 // retried in the background).
 func TestFrozenEngineDoesNotHoldAnExec(t *testing.T) {
 	requireDocker(t)
-	engine := "/var/run/docker.sock"
-	if h, ok := strings.CutPrefix(os.Getenv("DOCKER_HOST"), "unix://"); ok {
-		engine = h
-	}
 	for _, tc := range []struct {
 		name string
 		cfg  map[string]any
@@ -145,22 +157,10 @@ func TestFrozenEngineDoesNotHoldAnExec(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			container := startContainer(t)
-			sock, f := newFreezer(t, engine)
-			t.Setenv("DOCKER_HOST", "unix://"+sock)
+			f := freezeEngine(t)
 			sb := openExec(t, container, tc.cfg)
 			marker := sandboxtest.NewMarker()
-			const timeout = 2 * time.Second
-			time.AfterFunc(timeout/2, func() { f.set(true) })
-			start := time.Now()
-			_, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "sleep", Args: []string{marker}, Timeout: timeout})
-			took := time.Since(start)
-			f.set(false)
-			if !errors.Is(err, sandbox.ErrTimeout) {
-				t.Errorf("err = %v, want a timeout", err)
-			}
-			if took > timeout+stopBudget+500*time.Millisecond {
-				t.Errorf("returned after %v, want within %v of its %v timeout", took, stopBudget+500*time.Millisecond, timeout)
-			}
+			f.spawnFrozen(t, sb, marker)
 			sandboxtest.AssertNoProcs(t, marker, 30*time.Second)
 		})
 	}

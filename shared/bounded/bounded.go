@@ -34,7 +34,7 @@ func (e *TooLargeError) Error() string {
 // Read reads r to its end, or fails with a *TooLargeError naming what as
 // soon as it has read more than limit bytes.
 func Read(r io.Reader, limit int64, what, hint string) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	data, err := readAll(io.LimitReader(r, limit+1), sizeHint(r, limit))
 	if err != nil {
 		return nil, err
 	}
@@ -132,4 +132,40 @@ func (t *Tail) Bytes() []byte {
 		b = b[len(b)-t.Max:]
 	}
 	return append([]byte(nil), b...)
+}
+
+// readAll is io.ReadAll starting from a buffer of size bytes: a file read
+// whole then costs its size once, where growing by doubling would have
+// allocated (and left for the collector) about twice that again.
+func readAll(r io.Reader, size int) ([]byte, error) {
+	b := make([]byte, 0, size)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+}
+
+// sizeHint is what r will most likely yield, one byte more so that the
+// read that finds the end needs no room of its own: a regular file's size
+// (at most limit), else a small start.
+func sizeHint(r io.Reader, limit int64) int {
+	const small = 512
+	f, ok := r.(*os.File)
+	if !ok {
+		return small
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() <= 0 {
+		return small
+	}
+	return int(min(fi.Size(), limit) + 1)
 }

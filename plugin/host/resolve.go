@@ -173,7 +173,12 @@ func (h *Host) modes(ctx context.Context) []string {
 		}
 		d, err := inst.describe(ctx, true)
 		if err != nil {
-			h.log.Warn("plugin could not be described", "plugin", name, "error", err)
+			log := h.log.Warn
+			if isRememberedFailure(err) {
+				// Said in full when it failed; a command only passes it over.
+				log = h.log.Debug
+			}
+			log("plugin could not be described", "plugin", name, "error", err)
 			continue
 		}
 		for _, m := range d.Modes {

@@ -73,8 +73,12 @@ demo-docker: build docker example-image
 example-image: docker
 	./examples/docker/build-image.sh
 
+# One package at a time: the Docker and Kubernetes suites each fill two
+# cores with containers and execs of their own, and run side by side
+# they starved each other's execs past their timeouts (a fresh clone's
+# run took 21 min with both at once, red on load alone).
 test: deps docker tools lint images
-	$(GO) test -race -timeout 30m -count 1 ./...
+	$(GO) test -race -p 1 -timeout 30m -count 1 ./...
 
 # unit installs nothing and starts nothing: tests that need Docker, the
 # kubectl binary or a plugin build skip under -short, and slow repetitions

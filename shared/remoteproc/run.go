@@ -47,7 +47,7 @@ func (e *Engine) runIn(ctx context.Context, ss *session, input []byte, what stri
 		case <-ss.done:
 		case <-ctx.Done():
 		case <-time.After(OrphanGrace):
-			e.killTree(ctx, ss)
+			e.killTree(ss)
 			// With them gone the stream ends and brings the rest of the
 			// output. A stream still held past StreamGrace (a kill that
 			// failed on a loaded target) is cut: the command's exit
@@ -61,21 +61,16 @@ func (e *Engine) runIn(ctx context.Context, ss *session, input []byte, what stri
 		}
 	case <-ctx.Done():
 	}
-	streamGrace := StreamGrace
 	if ctx.Err() != nil && !ss.ended() {
 		// Closing the exec stream would leave the remote process
 		// running: kill it, and everything it started, in the target.
-		// The call waits for that, and for the rest of its output, at
-		// most StopBudget past its end; the kill goes on without it.
 		f.Killed()
-		stopAt := time.Now().Add(StopBudget)
-		e.killTree(ctx, ss)
-		streamGrace = max(time.Until(stopAt), 0)
+		e.killTree(ss)
 	}
 	ss.cancel()
 	select {
 	case <-ss.done:
-	case <-time.After(streamGrace):
+	case <-time.After(StreamGrace):
 		if code, ok := f.ExitCode(); ok && ctx.Err() == nil {
 			return outcome{code: code, taken: true}
 		}
@@ -92,7 +87,7 @@ func (e *Engine) runIn(ctx context.Context, ss *session, input []byte, what stri
 		// wrapper read the call, but the word may have been lost on the
 		// way. Whatever may run is killed before the caller tries the
 		// call again elsewhere.
-		e.killTree(ctx, ss)
+		e.killTree(ss)
 	}
 	return o
 }

@@ -20,11 +20,10 @@ const (
 	// diagnosis of a failed exec: both run on a context of their own
 	// once the call's is done.
 	CleanupTimeout = 10 * time.Second
-	// StopBudget is how long past its end a call may wait for the kill
-	// of what it runs and for the rest of its output; past it the call
-	// returns and the kill goes on without it. It is under the plugin
-	// host's one second (plugin.HopGrace), so that a call through a
-	// plugin still brings its output home.
+	// StopBudget bounds, past a call's deadline, the diagnosis of a
+	// failed exec. It is under the plugin host's one second
+	// (plugin.HopGrace). (The kill exec is not bounded by it: see
+	// killTree.)
 	StopBudget = 750 * time.Millisecond
 	// ResidentBackstop is added to a call's timeout for the resident's
 	// own deadline: the plugin's comes first and kills the call; the

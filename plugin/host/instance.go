@@ -44,6 +44,13 @@ type instance struct {
 	// quote when a start fails, at any log level.
 	stderr *bounded.Tail
 
+	// What the describe cache said of the file, looked up once (see
+	// remembered), and the lock's refusal of it, if any.
+	cacheOnce    sync.Once
+	cached       cacheEntry
+	cacheHit     bool
+	cacheRefused error
+
 	// opened records that a sandbox was opened in this plugin, so it is
 	// one a lock file must record.
 	opened atomic.Bool
@@ -115,18 +122,23 @@ func (i *instance) remembered(failures bool) (plugin.Description, bool, error) {
 	if started {
 		return plugin.Description{}, false, nil
 	}
-	e, ok := i.host.cache.load(i.cand.Path)
-	if !ok {
-		return plugin.Description{}, false, nil
-	}
-	remembered := e.Description != nil || failures && time.Since(e.FailedAt) < failureMemory
+	// Once per host: a command asks for each plugin's modes several
+	// times, and each look reads the entry and may hash the file.
+	i.cacheOnce.Do(func() {
+		i.cached, i.cacheHit = i.host.cache.load(i.cand.Path)
+		if i.cacheHit && i.host.lock != nil {
+			if err := i.host.lock.Verify(i.cand.Name, i.cand.Version, i.cand.Path); err != nil {
+				i.cacheRefused = sandbox.NewError(sandbox.KindStart, "refused to start plugin", err)
+			}
+		}
+	})
+	e := i.cached
+	remembered := i.cacheHit && (e.Description != nil || failures && time.Since(e.FailedAt) < failureMemory)
 	if !remembered {
 		return plugin.Description{}, false, nil
 	}
-	if i.host.lock != nil {
-		if err := i.host.lock.Verify(i.cand.Name, i.cand.Version, i.cand.Path); err != nil {
-			return plugin.Description{}, true, sandbox.NewError(sandbox.KindStart, "refused to start plugin", err)
-		}
+	if i.cacheRefused != nil {
+		return plugin.Description{}, true, i.cacheRefused
 	}
 	if e.Description != nil {
 		return *e.Description, true, nil

@@ -245,14 +245,17 @@ func (p *Process) wait() {
 
 // waitExit blocks until the process has exited but leaves it unreaped, so
 // its PID (and with it the process group ID) stays reserved while the rest
-// of the group is killed.
-func waitExit(pid int) {
+// of the group is killed. It returns how the process ended; a zero value
+// when that could not be learned (cmd.Wait then reports the failure).
+func waitExit(pid int) unix.Siginfo {
 	var info unix.Siginfo
 	for {
 		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err == nil {
+			return info
+		}
 		if err != unix.EINTR {
-			// Any other failure leaves cmd.Wait to report it.
-			return
+			return unix.Siginfo{}
 		}
 	}
 }

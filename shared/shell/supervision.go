@@ -15,7 +15,6 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
-	"golang.org/x/sys/unix"
 )
 
 // si_code values of a child's end (CLD_KILLED, CLD_DUMPED).
@@ -155,11 +154,6 @@ func (s *supervision) finish() {
 // killed waits for the child pid to end, leaving it unreaped, and says
 // whether a signal ended it.
 func killed(pid int) bool {
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			return err == nil && (info.Code == cldKilled || info.Code == cldDumped)
-		}
-	}
+	code := waitExit(pid).Code
+	return code == cldKilled || code == cldDumped
 }

@@ -73,6 +73,12 @@ func (r *apiRunner) containerConfig(spec runSpec) (*container.Config, *container
 	}
 	pids := r.set.pidsLimit
 	host := &container.HostConfig{
+		// The engine removes the container once it stops, whoever stops
+		// it: a plugin that dies (its host SIGKILLed) after killing a
+		// call's container, with the removal still queued, leaves
+		// nothing behind. Discard's own removal stays for a container
+		// that never started.
+		AutoRemove:     true,
 		Init:           &r.set.init,
 		NetworkMode:    container.NetworkMode(r.set.network),
 		Binds:          r.set.binds,

@@ -207,7 +207,9 @@ func TestExecLargeStdoutAndCap(t *testing.T) {
 		c := startContainer(t)
 		sb := openExec(t, c, map[string]any{"output_limit": 64 << 20})
 		resp, err := sb.Spawn(ctxTimeout(t, 2*time.Minute), sandbox.Request{
-			Command: "/bin/sh", Args: []string{"-c", "yes 0123456789abcde | head -c 33554432"},
+			// 32 MiB under -race on a busy engine has taken more than the
+			// default 10 s: the test is about the bytes, not the pace.
+			Command: "/bin/sh", Args: []string{"-c", "yes 0123456789abcde | head -c 33554432"}, Timeout: 2 * time.Minute,
 		})
 		if err != nil {
 			t.Fatalf("Spawn: %v (stderr %q)", err, resp.Stderr)

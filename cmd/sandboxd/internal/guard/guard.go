@@ -3,12 +3,16 @@
 // formatting or mounting file systems, deleting the root directory. It
 // parses the command with a real shell parser (mvdan.cc/sh), so it judges
 // the commands a line would run — in pipelines, lists, subshells,
-// command substitutions, behind VAR=x prefixes and wrappers like env or
-// nohup, by path or by name — and not words that merely appear in
-// arguments, strings or comments.
+// command substitutions, behind VAR=x prefixes and wrappers like env,
+// timeout or xargs, in the strings of bash -c and eval, by path or by
+// name, escaped or quoted — and not words that merely appear in
+// arguments, strings or comments. Paths are judged cleaned (/. is /) and
+// $HOME, ${HOME}, "$HOME" and ~ as the home directory. A command named by
+// a relative path (./tools/mount) is the project's own and passes.
 //
 // It is a guard against mistakes, not a security boundary: a command
-// built at run time ($(printf sud)o, eval, a script file) is not seen.
+// built at run time ($(printf sud)o, eval of a variable, a script file)
+// is not seen.
 // The container sandboxd runs in is the boundary.
 package guard
 
@@ -44,14 +48,6 @@ var denied = map[string]string{
 	"chroot":    "it changes the root directory",
 }
 
-// wrappers run the command in their arguments; the guard looks through
-// them. The value is how many leading non-flag arguments are theirs (the
-// duration of timeout, the priority of nice -n is a flag's).
-var wrappers = map[string]int{
-	"env": 0, "command": 0, "exec": 0, "nohup": 0, "nice": 0, "time": 0, "timeout": 1,
-	"xargs": 0, "stdbuf": 0, "setsid": 0, "ionice": 0, "builtin": 0, "unbuffer": 0,
-}
-
 // Refusal says which command was refused and why.
 type Refusal struct {
 	Command string // as written
@@ -67,9 +63,25 @@ func (r *Refusal) Error() string {
 // Check parses command as bash and returns a *Refusal for the first
 // denied command it would run, or an error if it does not parse.
 func Check(command string) error {
+	if r, err := check(command, 0); err != nil {
+		return err
+	} else if r != nil {
+		return r
+	}
+	return nil
+}
+
+// maxDepth bounds how deep the guard follows command strings run by
+// shells within shells (bash -c "sh -c '...'").
+const maxDepth = 4
+
+func check(command string, depth int) (*Refusal, error) {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
 	if err != nil {
-		return fmt.Errorf("the command does not parse as bash: %w", err)
+		if depth > 0 {
+			return nil, nil // a string a shell would reject: it runs nothing
+		}
+		return nil, fmt.Errorf("the command does not parse as bash: %w", err)
 	}
 	var refusal *Refusal
 	syntax.Walk(f, func(n syntax.Node) bool {
@@ -77,129 +89,67 @@ func Check(command string) error {
 			return false
 		}
 		if call, ok := n.(*syntax.CallExpr); ok {
-			refusal = checkCall(call.Args)
+			refusal = checkCall(resolveAll(call.Args), depth)
 		}
 		return true
 	})
-	if refusal != nil {
-		return refusal
-	}
-	return nil
+	return refusal, nil
 }
 
-// checkCall judges one simple command: its name, seen through wrappers.
-func checkCall(args []*syntax.Word) *Refusal {
+// checkCall judges one simple command: its name, seen through wrappers
+// and the command strings of shells and eval.
+func checkCall(args []arg, depth int) *Refusal {
 	for len(args) > 0 {
-		word, ok := literal(args[0])
-		if !ok {
+		if !args[0].known {
 			return nil // built at run time: not ours to guess
+		}
+		word := args[0].value
+		if strings.Contains(word, "/") && !strings.HasPrefix(word, "/") {
+			return nil // the project's own script (./tools/mount)
 		}
 		name := path.Base(word)
 		if r := judge(name, word, args[1:]); r != nil {
 			return r
 		}
-		skip, isWrapper := wrappers[name]
+		if script, ok := commandString(name, args[1:]); ok {
+			if depth >= maxDepth {
+				return nil
+			}
+			r, _ := check(script, depth+1)
+			return r
+		}
+		w, isWrapper := wrappers[name]
 		if !isWrapper {
 			return nil
 		}
-		args = args[1:]
-		// The wrapper's own flags and assignments (env A=1), then its
-		// fixed arguments, then the command it runs.
-		for len(args) > 0 {
-			w, ok := literal(args[0])
-			if !ok || !(strings.HasPrefix(w, "-") || (name == "env" && strings.Contains(w, "="))) {
-				break
-			}
-			args = args[1:]
-			if name == "nice" && (w == "-n" || w == "--adjustment") && len(args) > 0 {
-				args = args[1:]
+		rest, script, ok := w.unwrap(args[1:])
+		if !ok {
+			return nil
+		}
+		if script != "" && depth < maxDepth {
+			if r, _ := check(script, depth+1); r != nil {
+				return r
 			}
 		}
-		for ; skip > 0 && len(args) > 0; skip-- {
-			args = args[1:]
-		}
+		args = rest
 	}
 	return nil
 }
 
-// judge refuses name if it is denied, or a dangerous use of rm or kill.
-func judge(name, word string, args []*syntax.Word) *Refusal {
-	if reason, ok := denied[name]; ok {
-		return &Refusal{Command: word, Name: name, Reason: reason}
+// commandString is the shell code a shell's -c or eval runs.
+func commandString(name string, args []arg) (string, bool) {
+	if name == "eval" {
+		var parts []string
+		for _, a := range args {
+			if !a.known {
+				return "", false
+			}
+			parts = append(parts, a.value)
+		}
+		return strings.Join(parts, " "), len(parts) > 0
 	}
-	if strings.HasPrefix(name, "mkfs.") {
-		return &Refusal{Command: word, Name: name, Reason: denied["mkfs"]}
+	if shells[name] {
+		return shellScript(args)
 	}
-	lits := literals(args)
-	switch name {
-	case "rm":
-		recursive := false
-		for _, a := range lits {
-			if a == "--no-preserve-root" {
-				return &Refusal{Command: word, Name: "rm --no-preserve-root", Reason: "it deletes the root directory"}
-			}
-			if a == "--recursive" || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "rR")) {
-				recursive = true
-			}
-		}
-		for _, a := range lits {
-			if recursive && (a == "/" || a == "/*" || a == "~" || a == "~/" || a == "$HOME") {
-				return &Refusal{Command: word, Name: "rm -r " + a, Reason: "it deletes the root or home directory"}
-			}
-		}
-	case "kill", "pkill", "killall":
-		for _, a := range lits {
-			if a == "-1" && name == "kill" {
-				return &Refusal{Command: word, Name: "kill -1", Reason: "it signals every process sandboxd's user runs, sandboxd included"}
-			}
-		}
-		if name == "killall" || name == "pkill" {
-			for _, a := range lits {
-				if a == "sandboxd" {
-					return &Refusal{Command: word, Name: name + " sandboxd", Reason: "it stops sandboxd itself"}
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// literal is a word's value when it has no expansions: plain, quoted, or
-// a mix ("/usr/bin/"'sudo').
-func literal(w *syntax.Word) (string, bool) {
-	var b strings.Builder
-	for _, part := range w.Parts {
-		switch p := part.(type) {
-		case *syntax.Lit:
-			b.WriteString(p.Value)
-		case *syntax.SglQuoted:
-			b.WriteString(p.Value)
-		case *syntax.DblQuoted:
-			for _, q := range p.Parts {
-				lit, ok := q.(*syntax.Lit)
-				if !ok {
-					return "", false
-				}
-				b.WriteString(lit.Value)
-			}
-		default:
-			return "", false
-		}
-	}
-	return b.String(), true
-}
-
-func literals(ws []*syntax.Word) []string {
-	var out []string
-	for _, w := range ws {
-		if s, ok := literal(w); ok {
-			out = append(out, s)
-		} else if len(w.Parts) == 1 {
-			// $HOME stays visible as itself for the rm check.
-			if pe, ok := w.Parts[0].(*syntax.ParamExp); ok && pe.Short && pe.Param != nil && pe.Param.Value == "HOME" {
-				out = append(out, "$HOME")
-			}
-		}
-	}
-	return out
+	return "", false
 }

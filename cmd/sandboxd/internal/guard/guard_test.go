@@ -1,49 +1,54 @@
 package guard
 
 import (
+	"bufio"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 )
 
+// corpus reads a testdata file: one entry a line, # comments and blank
+// lines skipped, \n written for a newline within a command.
+func corpus(t *testing.T, name string) []string {
+	t.Helper()
+	f, err := os.Open("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		lines = append(lines, strings.ReplaceAll(line, `\n`, "\n"))
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+// TestRefused: every footgun of the corpus is refused, as the entry it
+// matches, with a message that says why and that this is no boundary.
 func TestRefused(t *testing.T) {
-	for cmd, name := range map[string]string{
-		"sudo id":                              "sudo",
-		"`sudo` id":                            "sudo",
-		"$(sudo id)":                           "sudo",
-		"echo $(sudo cat /etc/shadow)":         "sudo",
-		"/usr/bin/sudo id":                     "sudo",
-		"FOO=1 sudo id":                        "sudo",
-		"'sudo' id":                            "sudo",
-		`"/usr/bin/"'sudo' id`:                 "sudo",
-		"env FOO=1 sudo id":                    "sudo",
-		"env -i sudo id":                       "sudo",
-		"nohup sudo reboot &":                  "sudo",
-		"timeout 5 sudo id":                    "sudo",
-		"nice -n 10 su root":                   "su",
-		"ls && sudo rm x":                      "sudo",
-		"true || (cd / && shutdown -h now)":    "shutdown",
-		"echo hi | xargs sudo rm":              "sudo",
-		"for i in 1; do reboot; done":          "reboot",
-		"f() { mount /dev/sda1 /mnt; }; f":     "mount",
-		"mkfs.ext4 /dev/sdb":                   "mkfs.ext4",
-		"if true; then poweroff; fi":           "poweroff",
-		"rm -rf /":                             "rm -r /",
-		"rm -fr /*":                            "rm -r /*",
-		"rm --recursive --force ~":             "rm -r ~",
-		"rm -rf $HOME":                         "rm -r $HOME",
-		"rm -r --no-preserve-root /tmp/x":      "rm --no-preserve-root",
-		"kill -9 -1":                           "kill -1",
-		"bash -c 'x'; command sudo ls":         "sudo",
-		"exec su -":                            "su",
-		"cat <<EOF\nhi\nEOF\nsystemctl stop x": "systemctl",
-	} {
+	entries := corpus(t, "refused.txt")
+	caught := 0
+	for _, e := range entries {
+		cmd, name, ok := strings.Cut(e, "\t")
+		if !ok {
+			t.Fatalf("refused.txt: %q has no tab before the expected name", e)
+		}
 		err := Check(cmd)
 		var r *Refusal
 		if !errors.As(err, &r) {
 			t.Errorf("%q: not refused (%v)", cmd, err)
 			continue
 		}
+		caught++
 		if r.Name != name {
 			t.Errorf("%q: refused as %q, want %q", cmd, r.Name, name)
 		}
@@ -51,34 +56,23 @@ func TestRefused(t *testing.T) {
 			t.Errorf("%q: message %q does not say why", cmd, err)
 		}
 	}
+	t.Logf("recall: %d of %d footguns refused", caught, len(entries))
 }
 
+// TestAllowed: no ordinary developer command of the corpus is refused.
 func TestAllowed(t *testing.T) {
-	for _, cmd := range []string{
-		`git commit -m "fix mount bug"`,
-		"grep -rn mount .",
-		"grep -rn sudo docs/",
-		"echo sudo",
-		"echo 'reboot the service'",
-		"# sudo in a comment\nls",
-		"go test ./... 2>&1 | tail -5",
-		"cat sudoers.md",
-		"man mount",
-		"rm -rf ./build /tmp/cache",
-		"rm -f /tmp/x",
-		"kill -9 1234",
-		"kill %1",
-		"make test",
-		"./scripts/mount-check.sh",
-		"sudoku-solver --help",
-		"x=$(printf 'sud'); echo $x",
-		"sleep 60 & echo hi",
-		"",
-	} {
+	entries := corpus(t, "allowed.txt")
+	if len(entries) < 50 {
+		t.Fatalf("allowed.txt has %d commands, want at least 50", len(entries))
+	}
+	refused := 0
+	for _, cmd := range entries {
 		if err := Check(cmd); err != nil {
+			refused++
 			t.Errorf("%q: %v", cmd, err)
 		}
 	}
+	t.Logf("false positives: %d of %d ordinary commands", refused, len(entries))
 }
 
 func TestUnparsable(t *testing.T) {
@@ -87,4 +81,25 @@ func TestUnparsable(t *testing.T) {
 	if err == nil || errors.As(err, &r) || !strings.Contains(err.Error(), "does not parse") {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// TestNesting: shells within shells are followed maxDepth deep; a
+// deeper one passes (the guard is no boundary) without error.
+func TestNesting(t *testing.T) {
+	cmd := "reboot"
+	for depth := 1; depth <= maxDepth+2; depth++ {
+		cmd = "bash -c " + shellQuote(cmd)
+		err := Check(cmd)
+		var r *Refusal
+		switch {
+		case depth <= maxDepth && !errors.As(err, &r):
+			t.Errorf("depth %d: not refused (%v)", depth, err)
+		case depth > maxDepth && err != nil:
+			t.Errorf("depth %d: %v, want it let through", depth, err)
+		}
+	}
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

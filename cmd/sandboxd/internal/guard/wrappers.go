@@ -33,6 +33,7 @@ var wrappers = map[string]wrapper{
 	"watch":      {valueFlags: []string{"-n", "--interval", "-d"}},
 	"flock":      {valueFlags: []string{"-w", "--timeout", "-E", "--conflict-exit-code"}, positional: 1},
 	"caffeinate": {},
+	"busybox":    {},
 }
 
 // unwrap returns the command w runs from args, the wrapper's arguments,
@@ -114,7 +115,7 @@ func isName(s string) bool {
 }
 
 // shells run a command string given with -c; eval runs its arguments.
-var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true, "busybox": false}
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true}
 
 // shellScript is the command string of a shell's -c (in a flag group
 // such as -ec or -lc too), if args give one.

@@ -33,6 +33,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	ledgers map[string]*files.Ledger // by MCP session
+	ending  sync.WaitGroup           // ended sessions' shells being killed
 
 	closeOnce sync.Once
 	closeErr  error
@@ -150,11 +151,18 @@ func (s *Server) ledger(ctx context.Context) *files.Ledger {
 	return l
 }
 
-// forget drops a finished session's ledger.
+// forget drops a finished session's ledger and kills its background
+// shells, off the caller's path (the hook runs inside the DELETE that
+// ended the session, which should not wait for a kill grace).
 func (s *Server) forget(session string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	delete(s.ledgers, session)
+	s.mu.Unlock()
+	for _, sp := range s.spaces {
+		if sp.shells != nil {
+			s.ending.Go(func() { sp.shells.Forget(session) })
+		}
+	}
 }
 
 func sessionID(ctx context.Context) string {
@@ -176,6 +184,7 @@ func (s *Server) Close() error {
 			}
 			errs = append(errs, sp.search.Close(), sp.ws.Close())
 		}
+		s.ending.Wait()
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr

@@ -151,3 +151,33 @@ func TestCloseKillsBackgroundShells(t *testing.T) {
 	d.srv.Close()
 	proctest.Gone(t, "a background shell after Close", pid)
 }
+
+// TestBackgroundShellsBelongToTheirSession: over each transport, a
+// second session can neither read nor kill the first one's shell, nor
+// learn it exists; ending the first session kills its shell's tree.
+func TestBackgroundShellsBelongToTheirSession(t *testing.T) {
+	t.Parallel()
+	for _, tr := range []transport{streamable, sse} {
+		t.Run(string(tr), func(t *testing.T) {
+			d := startDaemon(t, Config{})
+			alice, mallory := d.connect(t, tr), d.connect(t, tr)
+			started := ok(t, alice, "Bash", map[string]any{"command": "sleep 300 & echo $! > bg.pid; wait", "run_in_background": true})
+			id := regexp.MustCompile(`bash_[0-9a-f]+`).FindString(started)
+			pid := pidIn(t, filepath.Join(d.dir, "bg.pid"))
+
+			want := `no background shell with ID "` + id + `" (there are none)`
+			if msg := fails(t, mallory, "BashOutput", map[string]any{"bash_id": id}); !strings.Contains(msg, want) {
+				t.Errorf("another session's BashOutput: %q, want %q", msg, want)
+			}
+			if msg := fails(t, mallory, "KillShell", map[string]any{"shell_id": id}); !strings.Contains(msg, want) {
+				t.Errorf("another session's KillShell: %q, want %q", msg, want)
+			}
+			if out := ok(t, alice, "BashOutput", map[string]any{"bash_id": id}); statusLine.FindStringSubmatch(out)[1] != "running" {
+				t.Errorf("its own session's BashOutput: %q", out)
+			}
+
+			alice.Close()
+			proctest.Gone(t, "the child of a closed session's shell", pid)
+		})
+	}
+}

@@ -221,43 +221,48 @@ func (s *Server) bash(ctx context.Context, sp *space, req mcp.CallToolRequest) (
 		Timeout:     time.Duration(ms * float64(time.Millisecond)),
 		Description: req.GetString("description", ""),
 		Background:  req.GetBool("run_in_background", false),
+		Owner:       sessionID(ctx),
 	})
 }
 
-func (s *Server) bashOutput(_ context.Context, req mcp.CallToolRequest) (string, error) {
+// A background shell is its session's: another session's BashOutput and
+// KillShell get "no such shell", and the session's end kills it.
+func (s *Server) bashOutput(ctx context.Context, req mcp.CallToolRequest) (string, error) {
 	id, err := req.RequireString("bash_id")
 	if err != nil {
 		return "", err
 	}
-	sp, err := s.shellSpace(req, id)
+	owner := sessionID(ctx)
+	sp, err := s.shellSpace(req, owner, id)
 	if err != nil {
 		return "", err
 	}
-	return sp.shells.Output(id, req.GetString("filter", ""))
+	return sp.shells.Output(owner, id, req.GetString("filter", ""))
 }
 
-func (s *Server) killShell(_ context.Context, req mcp.CallToolRequest) (string, error) {
+func (s *Server) killShell(ctx context.Context, req mcp.CallToolRequest) (string, error) {
 	id, err := req.RequireString("shell_id")
 	if err != nil {
 		return "", err
 	}
-	sp, err := s.shellSpace(req, id)
+	owner := sessionID(ctx)
+	sp, err := s.shellSpace(req, owner, id)
 	if err != nil {
 		return "", err
 	}
-	return sp.shells.Kill(id)
+	return sp.shells.Kill(owner, id)
 }
 
 // shellSpace is the workspace a background shell runs in: the one the
 // call names, else whichever holds the ID, so an agent need not repeat
 // the workspace for every read. An ID no workspace holds goes to the
 // first, whose answer says it is unknown.
-func (s *Server) shellSpace(req mcp.CallToolRequest, id string) (*space, error) {
+func (s *Server) shellSpace(req mcp.CallToolRequest, owner, id string) (*space, error) {
 	if name := req.GetString("workspace", ""); name != "" {
 		return s.space(name)
 	}
 	for _, name := range s.names {
-		if s.spaces[name].shells.Has(id) {
+		if s.spaces[name].shells.Has(owner, id) {
 			return s.spaces[name], nil
 		}
 	}

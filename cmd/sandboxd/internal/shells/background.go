@@ -22,6 +22,7 @@ const maxTombs = 256
 // bgShell is one background shell.
 type bgShell struct {
 	id          string
+	owner       string // Command.Owner: only it may see the shell
 	description string // the agent's words for it, to list known shells
 	proc        *shell.Process
 	done        chan struct{} // closed once the process is reaped and its output flushed
@@ -43,6 +44,7 @@ func (sh *bgShell) finished() bool {
 
 // tomb is what is left of a forgotten shell.
 type tomb struct {
+	owner  string
 	status string
 	note   string // why output may be missing; empty when it was all read
 }
@@ -53,18 +55,21 @@ func (m *Manager) startBackground(c Command) (string, error) {
 	if m.closed {
 		return "", errClosed
 	}
-	var running []string
+	var running, mine []string
 	for id, sh := range m.shells {
 		if !sh.finished() {
 			running = append(running, id)
+			if sh.owner == c.Owner {
+				mine = append(mine, id)
+			}
 		}
 	}
 	if len(running) >= m.opts.MaxBackground {
-		slices.Sort(running)
-		return "", fmt.Errorf("bash: %d background shells are running, the maximum; stop one with KillShell first (running: %s)",
-			len(running), strings.Join(running, ", "))
+		slices.Sort(mine)
+		return "", fmt.Errorf("bash: %d background shells are running, the maximum; stop one with KillShell first (yours: %s)",
+			len(running), orNone(strings.Join(mine, ", ")))
 	}
-	sh := &bgShell{id: m.newID(), description: c.Description, done: make(chan struct{})}
+	sh := &bgShell{id: m.newID(), owner: c.Owner, description: c.Description, done: make(chan struct{})}
 	sh.stdout = &pending{mu: &sh.mu, rel: newReleaser(m.opts.Scrubber), limit: m.opts.MaxBuffered}
 	sh.stderr = &pending{mu: &sh.mu, rel: newReleaser(m.opts.Scrubber), limit: m.opts.MaxBuffered}
 	// Not the call's context: the shell outlives the call that started it.
@@ -141,7 +146,7 @@ func (m *Manager) evictUnread() {
 	note := fmt.Sprintf("its unread output was discarded: more than %d finished shells were left unread", m.opts.MaxBackground)
 	for _, sh := range ended[:len(ended)-m.opts.MaxBackground] {
 		delete(m.shells, sh.id)
-		m.bury(sh.id, tomb{status: sh.status, note: note})
+		m.bury(sh.id, tomb{owner: sh.owner, status: sh.status, note: note})
 	}
 }
 
@@ -155,21 +160,22 @@ func (m *Manager) bury(id string, t tomb) {
 	}
 }
 
-// lookup finds a shell or its tombstone; m.mu must not be held.
-func (m *Manager) lookup(id string) (*bgShell, *tomb, error) {
+// lookup finds owner's shell or its tombstone; m.mu must not be held.
+// Another owner's shell is answered as if it did not exist.
+func (m *Manager) lookup(owner, id string) (*bgShell, *tomb, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if sh, ok := m.shells[id]; ok {
+	if sh, ok := m.shells[id]; ok && sh.owner == owner {
 		return sh, nil, nil
 	}
-	if t, ok := m.tombs[id]; ok {
+	if t, ok := m.tombs[id]; ok && t.owner == owner {
 		return nil, &t, nil
 	}
-	if len(m.shells) == 0 {
-		return nil, nil, fmt.Errorf("no background shell with ID %q (there are none)", id)
-	}
-	known := make([]string, 0, len(m.shells))
+	var known []string
 	for id, sh := range m.shells {
+		if sh.owner != owner {
+			continue
+		}
 		state := "running"
 		if sh.finished() {
 			state = "finished"
@@ -178,6 +184,9 @@ func (m *Manager) lookup(id string) (*bgShell, *tomb, error) {
 			state += ": " + sh.description
 		}
 		known = append(known, id+" ("+state+")")
+	}
+	if len(known) == 0 {
+		return nil, nil, fmt.Errorf("no background shell with ID %q (there are none)", id)
 	}
 	slices.Sort(known)
 	return nil, nil, fmt.Errorf("no background shell with ID %q (known: %s)", id, strings.Join(known, ", "))
@@ -188,7 +197,7 @@ func (m *Manager) lookup(id string) (*bgShell, *tomb, error) {
 // the lines it matches are returned; the others are consumed all the
 // same. Once the final status has been returned with all output, the
 // shell is forgotten and later calls get only its status.
-func (m *Manager) Output(id, filter string) (string, error) {
+func (m *Manager) Output(owner, id, filter string) (string, error) {
 	var re *regexp.Regexp
 	if filter != "" {
 		var err error
@@ -196,7 +205,7 @@ func (m *Manager) Output(id, filter string) (string, error) {
 			return "", fmt.Errorf("bash output: invalid filter: %w", err)
 		}
 	}
-	sh, t, err := m.lookup(id)
+	sh, t, err := m.lookup(owner, id)
 	if err != nil {
 		return "", fmt.Errorf("bash output: %w", err)
 	}
@@ -215,7 +224,7 @@ func (m *Manager) Output(id, filter string) (string, error) {
 		m.mu.Lock()
 		if m.shells[id] == sh {
 			delete(m.shells, id)
-			m.bury(id, tomb{status: status})
+			m.bury(id, tomb{owner: owner, status: status})
 		}
 		m.mu.Unlock()
 	}
@@ -274,8 +283,8 @@ func filterLines(re *regexp.Regexp, text string) string {
 // Kill stops shell id with its whole process group (SIGTERM, then
 // SIGKILL after a grace) and waits for it. Its unread output stays
 // readable with Output.
-func (m *Manager) Kill(id string) (string, error) {
-	sh, t, err := m.lookup(id)
+func (m *Manager) Kill(owner, id string) (string, error) {
+	sh, t, err := m.lookup(owner, id)
 	if err != nil {
 		return "", fmt.Errorf("kill shell: %w", err)
 	}
@@ -293,12 +302,50 @@ func (m *Manager) Kill(id string) (string, error) {
 	return fmt.Sprintf("Background shell %s is not running (status: %s)", id, sh.status), nil
 }
 
-// Has reports whether id names a background shell of this manager, live
-// or remembered, so a server with several managers can route by ID.
-func (m *Manager) Has(id string) bool {
+// Has reports whether id names a background shell of owner in this
+// manager, live or remembered, so a server with several managers can
+// route by ID.
+func (m *Manager) Has(owner, id string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, live := m.shells[id]
-	_, buried := m.tombs[id]
-	return live || buried
+	sh, live := m.shells[id]
+	t, buried := m.tombs[id]
+	return live && sh.owner == owner || buried && t.owner == owner
+}
+
+// Forget kills owner's background shells, each with its process tree,
+// waits for them, and drops them and their tombstones: the owner (an
+// MCP session) has gone, and nobody else may read them.
+func (m *Manager) Forget(owner string) {
+	m.mu.Lock()
+	var gone []*bgShell
+	for id, sh := range m.shells {
+		if sh.owner == owner {
+			gone = append(gone, sh)
+			delete(m.shells, id)
+		}
+	}
+	kept := m.tombList[:0]
+	for _, id := range m.tombList {
+		if m.tombs[id].owner == owner {
+			delete(m.tombs, id)
+			continue
+		}
+		kept = append(kept, id)
+	}
+	m.tombList = kept
+	m.mu.Unlock()
+	for _, sh := range gone {
+		sh.proc.Stop()
+	}
+	for _, sh := range gone {
+		<-sh.done
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }

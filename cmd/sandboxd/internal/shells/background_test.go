@@ -25,7 +25,7 @@ func startBG(t *testing.T, m *Manager, command string) string {
 
 func output(t *testing.T, m *Manager, id, filter string) string {
 	t.Helper()
-	out, err := m.Output(id, filter)
+	out, err := m.Output("", id, filter)
 	if err != nil {
 		t.Fatalf("Output(%s, %q): %v", id, filter, err)
 	}
@@ -81,7 +81,7 @@ func TestBackgroundOutputIsIncremental(t *testing.T) {
 	if got, want := output(t, m, id, ""), "Status: exited with code 0\n(no new output)"; got != want {
 		t.Errorf("third read: got %q, want %q", got, want)
 	}
-	if got, _ := m.Kill(id); got != "Background shell "+id+" is not running (status: exited with code 0)" {
+	if got, _ := m.Kill("", id); got != "Background shell "+id+" is not running (status: exited with code 0)" {
 		t.Errorf("kill after exit: got %q", got)
 	}
 }
@@ -101,7 +101,7 @@ func TestBackgroundFilter(t *testing.T) {
 	id := startBG(t, m, `printf 'apple\nbanana\napricot\n'; echo grape >&2; touch printed; `+gate+`; echo after`)
 	proctest.WaitFile(t, inDir(m, "printed"))
 
-	if _, err := m.Output(id, "("); err == nil || !strings.HasPrefix(err.Error(), "bash output: invalid filter: ") {
+	if _, err := m.Output("", id, "("); err == nil || !strings.HasPrefix(err.Error(), "bash output: invalid filter: ") {
 		t.Errorf("bad filter: got %v", err)
 	}
 	// Lines may reach the buffer a little after the file; a bad filter
@@ -175,7 +175,7 @@ func TestKillStopsTheGroup(t *testing.T) {
 	m := newManager(t, Options{})
 	id := startBG(t, m, `sleep 60 & echo $! > pid; echo $$ >> pid; wait`)
 	ids := proctest.Identify(t, proctest.ReadPIDs(t, inDir(m, "pid"), 2)...)
-	got, err := m.Kill(id)
+	got, err := m.Kill("", id)
 	if err != nil || got != "Killed background shell "+id {
 		t.Errorf("got %q, %v", got, err)
 	}
@@ -183,7 +183,7 @@ func TestKillStopsTheGroup(t *testing.T) {
 	if got, want := output(t, m, id, ""), "Status: killed\n(no new output)"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if got, err := m.Kill(id); err != nil || got != "Background shell "+id+" is not running (status: killed)" {
+	if got, err := m.Kill("", id); err != nil || got != "Background shell "+id+" is not running (status: killed)" {
 		t.Errorf("second kill: got %q, %v", got, err)
 	}
 }
@@ -196,7 +196,7 @@ func TestMaxBackground(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "bash: 2 background shells are running, the maximum") {
 		t.Errorf("third shell: got %v", err)
 	}
-	if _, err := m.Kill(a); err != nil {
+	if _, err := m.Kill("", a); err != nil {
 		t.Fatal(err)
 	}
 	proctest.AssertGone(t, ids[:1]...)
@@ -231,12 +231,12 @@ func TestFinishedShellsLeftUnreadAreDiscarded(t *testing.T) {
 
 func TestUnknownShell(t *testing.T) {
 	m := newManager(t, Options{})
-	if _, err := m.Output("bash_nope", ""); err == nil || err.Error() != `bash output: no background shell with ID "bash_nope" (there are none)` {
+	if _, err := m.Output("", "bash_nope", ""); err == nil || err.Error() != `bash output: no background shell with ID "bash_nope" (there are none)` {
 		t.Errorf("got %v", err)
 	}
 	out := bash(t, m, Command{Command: "sleep 60", Background: true, Description: "nap"})
 	id := strings.TrimPrefix(out, prefix)
-	if _, err := m.Kill("bash_nope"); err == nil || err.Error() != `kill shell: no background shell with ID "bash_nope" (known: `+id+` (running: nap))` {
+	if _, err := m.Kill("", "bash_nope"); err == nil || err.Error() != `kill shell: no background shell with ID "bash_nope" (known: `+id+` (running: nap))` {
 		t.Errorf("got %v", err)
 	}
 }
@@ -268,5 +268,34 @@ func TestCloseKillsEverything(t *testing.T) {
 	}
 	if got, want := output(t, m, other, ""), "Status: killed\n(no new output)"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestShellsBelongToTheirOwner: another owner (MCP session) can neither
+// read nor kill a shell, nor learn that it exists; Forget kills the
+// owner's shells, their trees, and forgets them.
+func TestShellsBelongToTheirOwner(t *testing.T) {
+	m := newManager(t, Options{})
+	out := bash(t, m, Command{Command: "sleep 60 & sleep 60", Background: true, Owner: "alice", Description: "nap"})
+	id := strings.TrimPrefix(out, prefix)
+	ids := proctest.Identify(t, shellPID(t, m, id))
+
+	if _, err := m.Output("mallory", id, ""); err == nil || err.Error() != `bash output: no background shell with ID "`+id+`" (there are none)` {
+		t.Errorf("Output by another owner: %v", err)
+	}
+	if _, err := m.Kill("mallory", id); err == nil || err.Error() != `kill shell: no background shell with ID "`+id+`" (there are none)` {
+		t.Errorf("Kill by another owner: %v", err)
+	}
+	if m.Has("mallory", id) || !m.Has("alice", id) {
+		t.Errorf("Has: mallory %v, alice %v", m.Has("mallory", id), m.Has("alice", id))
+	}
+	if got, err := m.Output("alice", id, ""); err != nil || got != "Status: running\n(no new output)" {
+		t.Errorf("Output by its owner: %q, %v", got, err)
+	}
+
+	m.Forget("alice")
+	proctest.AssertGone(t, ids...)
+	if m.Has("alice", id) {
+		t.Error("a forgotten owner's shell is still known")
 	}
 }

@@ -115,6 +115,9 @@ type Command struct {
 	Timeout     time.Duration
 	Description string
 	Background  bool
+	// Owner is who starts a background shell (the MCP session): only
+	// the same owner can read or kill it, and Forget kills them all.
+	Owner string
 }
 
 // errClosed is returned by Bash after Close.

@@ -20,6 +20,7 @@ type options struct {
 	tokenFile      string
 	allowedOrigins list
 	readonly       bool
+	allowGitWrites bool
 	secretEnv      list
 	maxBody        int64
 	logLevel       string
@@ -56,6 +57,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.tokenFile, "token-file", "", "read the bearer token from `FILE` (SANDBOXD_TOKEN_FILE)")
 	fs.Var(&o.allowedOrigins, "allowed-origin", "an `origin` browsers may call from, e.g. http://localhost:3000, repeatable (SANDBOXD_ALLOWED_ORIGIN, comma-separated)")
 	fs.BoolVar(&o.readonly, "readonly", false, "offer only the tools that change nothing: Read, Glob, Grep (SANDBOXD_READONLY)")
+	fs.BoolVar(&o.allowGitWrites, "allow-git-writes", false, "let Write and Edit change files under .git, refused by default: core.fsmonitor or a hook written there runs on the host at the next git command (SANDBOXD_ALLOW_GIT_WRITES)")
 	fs.Var(&o.secretEnv, "secret-env", "environment variable `NAME` holding a secret: its value is scrubbed from all output and it is not passed to shells; repeatable (SANDBOXD_SECRET_ENV, comma-separated)")
 	fs.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBody, "largest request body in `bytes` (SANDBOXD_MAX_BODY)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error (SANDBOXD_LOG_LEVEL)")

@@ -155,6 +155,7 @@ func (o options) config(getenv func(string) string) (server.Config, bool, error)
 		Token:          token,
 		AllowedOrigins: origins,
 		ReadOnly:       o.readonly,
+		AllowGitWrites: o.allowGitWrites,
 		Secrets:        secrets,
 		Env:            os.Environ(),
 		MaxBody:        o.maxBody,

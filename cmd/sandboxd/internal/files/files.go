@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -25,6 +26,9 @@ type Options struct {
 	MaxLines      int // lines per Read when it gives no limit: 2000
 	MaxLineLength int // characters of a line Read shows before cutting it: 2000
 	MaxReadBytes  int // cap on a whole Read result: 256 KiB
+	// AllowGitWrites lets Write and Edit change files under .git, which
+	// are refused by default (ErrGitDir).
+	AllowGitWrites bool
 }
 
 // Files is the file tools over one workspace. It is safe for concurrent
@@ -32,6 +36,7 @@ type Options struct {
 type Files struct {
 	ws   *workspace.Workspace
 	opts Options
+	root string // the workspace directory, symlinks resolved
 
 	// mu makes checking a file against a ledger and writing it one step
 	// for the sessions of this process, so two of them editing the same
@@ -51,7 +56,11 @@ func New(ws *workspace.Workspace, opts Options) *Files {
 	if opts.MaxReadBytes <= 0 {
 		opts.MaxReadBytes = DefaultMaxReadBytes
 	}
-	return &Files{ws: ws, opts: opts}
+	root, err := filepath.EvalSymlinks(ws.Dir())
+	if err != nil {
+		root = ws.Dir() // it resolved when the workspace opened
+	}
+	return &Files{ws: ws, opts: opts, root: root}
 }
 
 var (
@@ -77,17 +86,23 @@ func (f *Files) locate(path string) (target, error) {
 	if err != nil {
 		return target{}, err
 	}
+	if !f.opts.AllowGitWrites && inGitDir(rel) {
+		return target{}, ErrGitDir
+	}
 	t := target{rel: rel, abs: abs}
 	fi, err := f.ws.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return t, nil
+		return t, f.checkProtected(rel, false)
 	case err != nil:
 		return target{}, err
 	case fi.IsDir():
 		return target{}, errors.New("it is a directory, not a file")
 	case !fi.Mode().IsRegular():
 		return target{}, fmt.Errorf("it is not a regular file (%s)", fi.Mode().Type())
+	}
+	if err := f.checkProtected(rel, true); err != nil {
+		return target{}, err
 	}
 	t.info = fi
 	return t, nil

@@ -30,6 +30,9 @@ type Config struct {
 	// ReadOnly registers only the tools that change nothing: Read, Glob
 	// and Grep.
 	ReadOnly bool
+	// AllowGitWrites lets Write and Edit change files under .git, which
+	// they refuse by default: what is there runs on the host.
+	AllowGitWrites bool
 	// Secrets maps a secret's name to its value: the values are scrubbed
 	// from every result and the names are removed from the shell's
 	// environment.

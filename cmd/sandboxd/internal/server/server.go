@@ -95,7 +95,7 @@ func (s *Server) openSpace(w Workspace, env []string) (*space, error) {
 	return &space{
 		name:   w.Name,
 		ws:     ws,
-		files:  files.New(ws, files.Options{}),
+		files:  files.New(ws, files.Options{AllowGitWrites: s.cfg.AllowGitWrites}),
 		search: searcher,
 		shells: shells.New(shells.Options{Dir: ws.Dir(), Env: env, Scrubber: s.scrub}),
 		verify: verify.New(ws, verify.Options{Env: env}),

@@ -181,3 +181,23 @@ func TestBackgroundShellsBelongToTheirSession(t *testing.T) {
 		})
 	}
 }
+
+// TestGitDirWritesRefused: over MCP, Write and Edit refuse .git files
+// (a core.fsmonitor planted there runs on the host), Bash's git works.
+func TestGitDirWritesRefused(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, Config{})
+	cs := d.connect(t, streamable)
+	ok(t, cs, "Bash", map[string]any{"command": "git init -q . && git config core.bare false"})
+	ok(t, cs, "Read", map[string]any{"file_path": ".git/config"})
+	msg := fails(t, cs, "Edit", map[string]any{"file_path": ".git/config", "old_string": "bare = false", "new_string": "fsmonitor = \"touch pwned\""})
+	if !strings.Contains(msg, "inside a .git directory") {
+		t.Errorf("Edit .git/config: %q", msg)
+	}
+	if msg := fails(t, cs, "Write", map[string]any{"file_path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ntouch pwned\n"}); !strings.Contains(msg, "inside a .git directory") {
+		t.Errorf("Write .git/hooks/pre-commit: %q", msg)
+	}
+	if out := ok(t, cs, "Bash", map[string]any{"command": "git config --get core.fsmonitor; ls .git/hooks/pre-commit 2>&1; echo done"}); !strings.HasSuffix(strings.TrimSpace(out), "No such file or directory\ndone") {
+		t.Errorf("after the refusals: %q", out)
+	}
+}

@@ -143,16 +143,7 @@ type messageFields Message
 // "media_summary" when there are parts, then "content" last — derived from
 // the parts when Content is empty, and left out entirely for tool results.
 func (m Message) MarshalJSON() ([]byte, error) {
-	out := struct {
-		messageFields
-		MediaSummary *MediaSummary `json:"media_summary,omitempty"`
-		Content      string        `json:"content,omitempty"`
-	}{
-		messageFields: messageFields(m),
-		MediaSummary:  m.MediaSummary(),
-		Content:       m.EncodedContent(),
-	}
-	return json.Marshal(out)
+	return marshalExact(func(s *jsonSink) error { return encodeMessage(s, m) })
 }
 
 // UnmarshalJSON reads a message the way PromptKit does — a tool message

@@ -163,7 +163,12 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 	if err := decodeStrict(data, &in); err != nil {
 		return err
 	}
-	msg := Message(in.messageFields)
+	return m.finish(in.messageFields)
+}
+
+// finish stores a decoded message in m, as PromptKit would have it.
+func (m *Message) finish(fields messageFields) error {
+	msg := Message(fields)
 	switch {
 	case bytes.Equal(msg.Reasoning, []byte("null")):
 		msg.Reasoning = nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -73,6 +74,7 @@ func (e *cliEnv) hookRun(args []string) int {
 		e.errorf("hook run: %v", err)
 		return exitUsage
 	}
+	releaseInput(&data)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -98,6 +100,21 @@ func (e *cliEnv) hookRun(args []string) int {
 		return exitDenied
 	}
 	return exitOK
+}
+
+// collectOver is the input size from which hook run collects the input's
+// buffer as soon as it is decoded.
+const collectOver = 1 << 20
+
+// releaseInput drops the input once it is decoded, and with a large one
+// collects it at once: the hook's stdin, about as large, is encoded next,
+// and can then take its place rather than grow the heap past both.
+func releaseInput(data *[]byte) {
+	n := len(*data)
+	*data = nil
+	if n >= collectOver {
+		runtime.GC()
+	}
 }
 
 func (e *cliEnv) readInput(path string, limit int64) ([]byte, error) {

@@ -165,12 +165,19 @@ func FuzzDecodeInput(f *testing.F) {
 	f.Add(fuzzCallIndex(f, HookProvider, PhaseBeforeCall), []byte(`{"request":{"Messages":[null,{"parts":[{"type":"image"}],"reasoning":null}]}}`))
 	f.Add(fuzzCallIndex(f, HookTool, PhaseBeforeExecution), []byte(`{"request":{"args":{"a":"<\u2028>"}}}`))
 	f.Add(fuzzCallIndex(f, HookEval, ""), []byte(`{"eval_id":"x","value":[1.0,-0,1E400]}`))
+	for _, seed := range leanSeeds {
+		f.Add(fuzzCallIndex(f, seed.hook, seed.phase), []byte(seed.doc))
+	}
 	f.Fuzz(func(t *testing.T, call uint8, data []byte) {
 		c := fuzzCalls[int(call)%len(fuzzCalls)]
 		hook, phase := c[0], c[1]
+		checkLean(t, hook, phase, data)
 		p, err := DecodeInput(hook, phase, data)
 		if err != nil {
 			return
+		}
+		if want, err := referenceStdin(p); err != nil || !bytes.Equal(mustStdin(t, p), want) {
+			t.Fatalf("stdin is not json.Marshal's (%v)\n got: %s\nwant: %s", err, mustStdin(t, p), want)
 		}
 		stdin, err := p.Stdin()
 		if err != nil {

@@ -143,16 +143,7 @@ type messageFields Message
 // "media_summary" when there are parts, then "content" last — derived from
 // the parts when Content is empty, and left out entirely for tool results.
 func (m Message) MarshalJSON() ([]byte, error) {
-	out := struct {
-		messageFields
-		MediaSummary *MediaSummary `json:"media_summary,omitempty"`
-		Content      string        `json:"content,omitempty"`
-	}{
-		messageFields: messageFields(m),
-		MediaSummary:  m.MediaSummary(),
-		Content:       m.EncodedContent(),
-	}
-	return json.Marshal(out)
+	return marshalExact(func(s *jsonSink) error { return encodeMessage(s, m) })
 }
 
 // UnmarshalJSON reads a message the way PromptKit does — a tool message
@@ -172,7 +163,12 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 	if err := decodeStrict(data, &in); err != nil {
 		return err
 	}
-	msg := Message(in.messageFields)
+	return m.finish(in.messageFields)
+}
+
+// finish stores a decoded message in m, as PromptKit would have it.
+func (m *Message) finish(fields messageFields) error {
+	msg := Message(fields)
 	switch {
 	case bytes.Equal(msg.Reasoning, []byte("null")):
 		msg.Reasoning = nil

@@ -1,9 +1,9 @@
 package wire
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -118,11 +118,42 @@ func (p *Payload) encode() ([]byte, error) {
 			doc = s.value
 		}
 	}
-	b, err := json.Marshal(doc)
+	b, err := marshalExact(func(s *jsonSink) error {
+		if env, ok := doc.(*envelope); ok {
+			return env.encode(s)
+		}
+		return encodeValue(s, reflect.ValueOf(doc))
+	})
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s payload: %w", p.call(), err)
 	}
 	return b, nil
+}
+
+// encode writes the envelope as json.Marshal would.
+func (env *envelope) encode(s *jsonSink) error {
+	s.WriteString(`{"hook":`)
+	if err := encodeString(s, env.Hook); err != nil {
+		return err
+	}
+	s.WriteString(`,"phase":`)
+	if err := encodeString(s, env.Phase); err != nil {
+		return err
+	}
+	for _, slot := range []struct {
+		key   string
+		value any
+	}{{`,"request":`, env.Request}, {`,"response":`, env.Response}, {`,"event":`, env.Event}} {
+		if slot.value == nil {
+			continue
+		}
+		s.WriteString(slot.key)
+		if err := encodeValue(s, reflect.ValueOf(slot.value)); err != nil {
+			return err
+		}
+	}
+	s.WriteString("}")
+	return nil
 }
 
 // call names the hook call in messages: "provider after_call", "eval".

@@ -123,6 +123,12 @@ func (e *cliEnv) readInput(path string, limit int64) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read input from stdin: %w", err)
 		}
+		if len(data) >= collectOver {
+			// A pipe is read in chunks, then joined: collected now, the
+			// chunks make room for the decoded input instead of growing
+			// the heap past both.
+			runtime.GC()
+		}
 		return data, nil
 	}
 	data, err := bounded.ReadFile(path, limit, "input file "+path, maxInputHint)

@@ -2,6 +2,7 @@ package bounded
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,5 +51,36 @@ func TestTail(t *testing.T) {
 	}
 	if got := string((&Tail{Max: 8}).Bytes()); got != "" {
 		t.Errorf("empty tail = %q", got)
+	}
+}
+
+// TestReadInChunks: a reader of unknown size (a pipe) is read whole and
+// exactly, at every chunk boundary, and stops one byte past the limit.
+func TestReadInChunks(t *testing.T) {
+	var all strings.Builder
+	for i := 0; all.Len() < 3*lastChunk; i++ {
+		fmt.Fprintf(&all, "%d,", i)
+	}
+	for _, n := range []int{0, 1, firstChunk - 1, firstChunk, firstChunk + 1, 3*firstChunk + 7, lastChunk, 3*lastChunk - 5} {
+		want := all.String()[:n]
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { _, _ = w.WriteString(want); w.Close() }()
+		got, err := Read(r, int64(3*lastChunk), "input", "")
+		r.Close()
+		if err != nil || string(got) != want {
+			t.Fatalf("%d bytes from a pipe: got %d bytes (equal %v), %v", n, len(got), string(got) == want, err)
+		}
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	go func() { _, _ = w.WriteString(all.String()); w.Close() }()
+	if _, err := Read(r, 1000, "the input on stdin", ""); err == nil || err.Error() != "the input on stdin is larger than 1000 bytes" {
+		t.Fatalf("past the limit: %v", err)
 	}
 }

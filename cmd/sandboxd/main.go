@@ -21,7 +21,16 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/server"
 )
 
-var errNoTokenOffLoopback = errors.New("refusing to listen beyond loopback without a token: give --token or --token-file")
+var (
+	errNoTokenOffLoopback   = errors.New("refusing to listen beyond loopback without a token: give --token or --token-file")
+	errWeakTokenOffLoopback = errors.New("refusing to listen beyond loopback with a short token")
+)
+
+// minRemoteToken is the shortest token, in bytes, sandboxd takes for a
+// listener beyond loopback. Length is the one thing it can check; 32 is
+// what 16 random bytes (128 bits) make in hex, e.g. openssl rand -hex 16,
+// and a generated token has 64.
+const minRemoteToken = 32
 
 // version is set at build time: -ldflags "-X main.version=1.2.3".
 var version = "dev"
@@ -77,8 +86,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	cfg.Logger, cfg.Version = log, version
 	loopback := server.LoopbackAddr(o.addr)
-	if !o.stdio && !loopback && generated {
-		return badInput(errNoTokenOffLoopback)
+	if err := checkExposure(o.addr, o.stdio, cfg.Token, generated); err != nil {
+		return badInput(err)
 	}
 	srv, err := server.New(cfg)
 	if err != nil {
@@ -111,6 +120,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	log.Info("stopped")
+	return nil
+}
+
+// checkExposure refuses to serve beyond loopback without a token the user
+// gave, or with one shorter than minRemoteToken: anyone who can reach the
+// port could otherwise guess their way to the agent's shell. Over stdio
+// nothing listens.
+func checkExposure(addr string, stdio bool, token string, generated bool) error {
+	if stdio || server.LoopbackAddr(addr) {
+		return nil
+	}
+	if generated {
+		return errNoTokenOffLoopback
+	}
+	if len(token) < minRemoteToken {
+		return fmt.Errorf("%w: %s is not loopback, so the token must be at least %d characters (it has %d); make one with openssl rand -hex 16",
+			errWeakTokenOffLoopback, addr, minRemoteToken, len(token))
+	}
 	return nil
 }
 

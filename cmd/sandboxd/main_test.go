@@ -240,6 +240,55 @@ func TestNonLoopbackNeedsToken(t *testing.T) {
 	}
 }
 
+// unassignable is a non-loopback address no host has (TEST-NET-1, RFC
+// 5737): should a check be missing, listening there fails instead of
+// exposing anything.
+const unassignable = "192.0.2.1:7424"
+
+// TestNonLoopbackNeedsLongToken: beyond loopback a given token must be at
+// least 32 characters; sandboxd refuses a shorter one as bad input, before
+// it binds anything.
+func TestNonLoopbackNeedsLongToken(t *testing.T) {
+	for _, token := range []string{"x", strings.Repeat("a", minRemoteToken-1)} {
+		err := run(context.Background(), []string{"--addr", unassignable, "--token", token, "--workspace", t.TempDir()},
+			func(string) string { return "" }, strings.NewReader(""), io.Discard, io.Discard)
+		var bad *usageError
+		if !errors.Is(err, errWeakTokenOffLoopback) || !errors.As(err, &bad) ||
+			!strings.Contains(err.Error(), "at least 32 characters") {
+			t.Errorf("token of %d: err %v, want bad input %v", len(token), err, errWeakTokenOffLoopback)
+		}
+	}
+}
+
+func TestCheckExposure(t *testing.T) {
+	long := strings.Repeat("k", minRemoteToken)
+	for _, c := range []struct {
+		addr      string
+		stdio     bool
+		token     string
+		generated bool
+		want      error
+	}{
+		{"127.0.0.1:7424", false, "x", false, nil},
+		{"[::1]:7424", false, "x", false, nil},
+		{"localhost:7424", false, "x", false, nil},
+		{"0.0.0.0:7424", true, "x", false, nil},
+		{"0.0.0.0:7424", false, long, true, errNoTokenOffLoopback},
+		{"0.0.0.0:7424", false, "x", false, errWeakTokenOffLoopback},
+		{":7424", false, long[1:], false, errWeakTokenOffLoopback},
+		{"[::]:7424", false, long[1:], false, errWeakTokenOffLoopback},
+		{"10.0.0.5:7424", false, long[1:], false, errWeakTokenOffLoopback},
+		{"0.0.0.0:7424", false, long, false, nil},
+		{":7424", false, long + "more", false, nil},
+	} {
+		err := checkExposure(c.addr, c.stdio, c.token, c.generated)
+		if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
+			t.Errorf("checkExposure(%q, stdio %v, token of %d, generated %v) = %v, want %v",
+				c.addr, c.stdio, len(c.token), c.generated, err, c.want)
+		}
+	}
+}
+
 // Bad input exits 2 with the reason on stderr; a failure while running
 // exits 1.
 func TestExitCodes(t *testing.T) {
@@ -258,6 +307,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--log-level", "loud"}, 2, `--log-level "loud"`},
 		{[]string{"--workspace", "/does/not/exist"}, 2, "/does/not/exist"},
 		{[]string{"--addr", "0.0.0.0:0", "--workspace", t.TempDir()}, 2, "without a token"},
+		{[]string{"--addr", unassignable, "--token", "x", "--workspace", t.TempDir()}, 2, "at least 32 characters"},
 		{[]string{"--addr", busy.Addr().String(), "--workspace", t.TempDir()}, 1, "listen on " + busy.Addr().String()},
 	} {
 		cmd := exec.Command(bin, c.args...)

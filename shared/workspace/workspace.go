@@ -74,8 +74,11 @@ func (w *Workspace) Rel(path string) (string, error) {
 	if path == "" {
 		return "", fmt.Errorf("empty path")
 	}
+	if err := checkLimits(path, ""); err != nil {
+		return "", err
+	}
 	if strings.IndexByte(path, 0) >= 0 {
-		return "", fmt.Errorf("path %q holds a NUL byte", path)
+		return "", fmt.Errorf("path %s holds a NUL byte", quoteStart(path))
 	}
 	rel := path
 	if filepath.IsAbs(path) {
@@ -93,6 +96,9 @@ func (w *Workspace) Rel(path string) (string, error) {
 	rel = filepath.Clean(rel)
 	if !local(rel) {
 		return "", w.outside(path, nil)
+	}
+	if err := checkLimits(path, rel); err != nil {
+		return "", err
 	}
 	return rel, nil
 }
@@ -116,10 +122,8 @@ func (w *Workspace) wrap(path string, err error) error {
 	if err == nil {
 		return nil
 	}
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if e.Error() == errPathEscapes {
-			return w.outside(path, nil)
-		}
+	if escapes(err) {
+		return w.outside(path, nil)
 	}
 	return err
 }
@@ -130,8 +134,12 @@ func (w *Workspace) Open(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := w.root.Open(rel)
-	return f, w.wrap(path, err)
+	var f *os.File
+	err = w.retry(path, rel, true, func(rel string) (err error) {
+		f, err = w.root.Open(rel)
+		return err
+	})
+	return f, err
 }
 
 // OpenFile opens path with flag and perm, as os.OpenFile does.
@@ -140,8 +148,12 @@ func (w *Workspace) OpenFile(path string, flag int, perm fs.FileMode) (*os.File,
 	if err != nil {
 		return nil, err
 	}
-	f, err := w.root.OpenFile(rel, flag, perm)
-	return f, w.wrap(path, err)
+	var f *os.File
+	err = w.retry(path, rel, flag&oNoFollow == 0, func(rel string) (err error) {
+		f, err = w.root.OpenFile(rel, flag, perm)
+		return err
+	})
+	return f, err
 }
 
 // Stat follows a final symlink (inside the root); Lstat does not.
@@ -150,8 +162,12 @@ func (w *Workspace) Stat(path string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	fi, err := w.root.Stat(rel)
-	return fi, w.wrap(path, err)
+	var fi fs.FileInfo
+	err = w.retry(path, rel, true, func(rel string) (err error) {
+		fi, err = w.root.Stat(rel)
+		return err
+	})
+	return fi, err
 }
 
 // Lstat describes path itself, a symlink included.
@@ -160,8 +176,12 @@ func (w *Workspace) Lstat(path string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	fi, err := w.root.Lstat(rel)
-	return fi, w.wrap(path, err)
+	var fi fs.FileInfo
+	err = w.retry(path, rel, false, func(rel string) (err error) {
+		fi, err = w.root.Lstat(rel)
+		return err
+	})
+	return fi, err
 }
 
 // ReadFile reads the whole file at path.
@@ -170,8 +190,12 @@ func (w *Workspace) ReadFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := w.root.ReadFile(rel)
-	return b, w.wrap(path, err)
+	var b []byte
+	err = w.retry(path, rel, true, func(rel string) (err error) {
+		b, err = w.root.ReadFile(rel)
+		return err
+	})
+	return b, err
 }
 
 // MkdirAll creates path and its missing parents.
@@ -180,7 +204,7 @@ func (w *Workspace) MkdirAll(path string, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	return w.wrap(path, w.root.MkdirAll(rel, perm))
+	return w.retry(path, rel, true, func(rel string) error { return w.root.MkdirAll(rel, perm) })
 }
 
 // Abs is the absolute path of a path inside the workspace, for messages

@@ -69,39 +69,23 @@ func (w *Workspace) WriteFile(path string, data []byte, perm fs.FileMode) error 
 	return nil
 }
 
-// writeTarget is where a write to rel lands — rel, or the file a symlink
-// at rel points to inside the root — and the mode it gets.
+// writeTarget is where a write to rel lands — rel, or the file its
+// symlinks lead to inside the workspace — and the mode it gets.
 func (w *Workspace) writeTarget(path, rel string, perm fs.FileMode) (string, fs.FileMode, error) {
-	target := rel
-	for range 40 {
-		fi, err := w.root.Lstat(target)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return target, perm, nil
-		case err != nil:
-			return "", 0, w.wrap(path, fmt.Errorf("write %q: %w", path, err))
-		case fi.Mode()&fs.ModeSymlink == 0:
-			if fi.IsDir() {
-				return "", 0, fmt.Errorf("write %q: it is a directory", path)
-			}
-			return target, fi.Mode().Perm(), nil
-		}
-		link, err := w.root.Readlink(target)
-		if err != nil {
-			return "", 0, w.wrap(path, fmt.Errorf("write %q: %w", path, err))
-		}
-		if filepath.IsAbs(link) {
-			// As os.Root does: an absolute symlink is refused wherever
-			// it points, since what it names depends on the mount
-			// namespace reading it.
-			return "", 0, w.outside(path, fmt.Errorf("it is an absolute symlink (to %s)", link))
-		}
-		target = filepath.Join(filepath.Dir(target), link)
-		if !local(filepath.Clean(target)) {
-			return "", 0, w.outside(path, fmt.Errorf("it is a symlink to %s", link))
-		}
+	target, err := w.resolve(path, rel, true)
+	if err != nil {
+		return "", 0, err
 	}
-	return "", 0, fmt.Errorf("write %q: too many levels of symbolic links", path)
+	fi, err := w.root.Lstat(target)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return target, perm, nil
+	case err != nil:
+		return "", 0, w.wrap(path, fmt.Errorf("write %q: %w", path, err))
+	case fi.IsDir():
+		return "", 0, fmt.Errorf("write %q: it is a directory", path)
+	}
+	return target, fi.Mode().Perm(), nil
 }
 
 func randomSuffix() string {

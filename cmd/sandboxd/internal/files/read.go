@@ -37,7 +37,7 @@ const (
 func (f *Files) Read(l *Ledger, filePath string, offset, limit int) (string, error) {
 	out, err := f.read(l, filePath, offset, limit)
 	if err != nil {
-		return "", fmt.Errorf("read %q: %w", filePath, err)
+		return "", wrapPath("read", filePath, err)
 	}
 	return out, nil
 }

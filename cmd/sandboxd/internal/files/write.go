@@ -2,8 +2,11 @@ package files
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
 )
 
 // Write replaces the file at filePath with content, or creates it (mode
@@ -46,6 +49,17 @@ func (f *Files) write(l *Ledger, path, content string) (string, error) {
 func wrapWrite(verb, path string, err error) error {
 	if verb == "write" && strings.HasPrefix(err.Error(), fmt.Sprintf("write %q: ", path)) {
 		return err
+	}
+	return wrapPath(verb, path, err)
+}
+
+// wrapPath puts verb and path before err, but for a path over the
+// workspace's limits, whose error quotes the start of it: the whole of
+// a 100 KB path would only bury the reason.
+func wrapPath(verb, path string, err error) error {
+	var le *workspace.LimitError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%s: %w", verb, err)
 	}
 	return fmt.Errorf("%s %q: %w", verb, path, err)
 }

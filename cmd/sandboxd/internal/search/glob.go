@@ -64,12 +64,10 @@ func (s *Searcher) glob(ctx context.Context, pattern, path string) (string, erro
 	var long []byte
 	saw := false
 	for {
-		rec, rerr := readRecord(run.out, 0, &long)
-		if n := len(rec) - 1; n >= 0 && rec[n] == 0 {
-			rec = rec[:n]
-		}
+		rec, cut, rerr := readRecord(run.out, 0, maxRecord, &long)
 		saw = saw || len(rec) > 0
-		if p := string(rec); len(p) > len(prefix) && p[:len(prefix)] == prefix && match(p[len(prefix):]) {
+		// A cut path names no file; nothing could stat it whole anyway.
+		if p := string(rec); !cut && len(p) > len(prefix) && p[:len(prefix)] == prefix && match(p[len(prefix):]) {
 			st.add(p)
 		}
 		if rerr != nil {

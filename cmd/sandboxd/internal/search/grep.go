@@ -25,6 +25,14 @@ type GrepRequest struct {
 	HeadLimit              int    // first N lines/entries of the output; 0 = no limit
 }
 
+// maxColumns is the longest line, in bytes, Grep shows whole: a longer
+// one shows its first maxColumns bytes and then omittedEnd, as rg's
+// --max-columns-preview prints it.
+const maxColumns = 2000
+
+// omittedEnd marks a line shown cut, by rg or by the reader of its output.
+const omittedEnd = " [... omitted end of long line]"
+
 const (
 	modeContent = "content"
 	modeFiles   = "files_with_matches"
@@ -138,6 +146,9 @@ func (s *Searcher) planGrep(req GrepRequest) (grepPlan, error) {
 	case modeCount:
 		args = append(args, "--count")
 	case modeContent:
+		// rg holds a long line whole, but prints only its start, so what
+		// is read back here stays small whatever the files hold.
+		args = append(args, "--max-columns="+strconv.Itoa(maxColumns), "--max-columns-preview")
 		// Filtered lines are read with their line numbers, which say
 		// whether a line matched (':') or is context ('-').
 		if req.LineNumbers || p.filter != nil {
@@ -169,6 +180,7 @@ func (s *Searcher) planGrep(req GrepRequest) (grepPlan, error) {
 type collector struct {
 	buf       []byte
 	scratch   []byte
+	cutLine   []byte // a record cut at maxRecord, with omittedEnd
 	max       int
 	head      int
 	lines     int
@@ -187,9 +199,10 @@ func (c *collector) read(r *bufio.Reader, p grepPlan) bool {
 	}
 	var long []byte
 	for {
-		rec, err := readRecord(r, delim, &long)
-		if n := len(rec) - 1; n >= 0 && rec[n] == delim {
-			rec = rec[:n]
+		rec, cut, err := readRecord(r, delim, maxRecord, &long)
+		if cut {
+			c.cutLine = append(append(c.cutLine[:0], rec...), omittedEnd...)
+			rec = c.cutLine
 		}
 		if len(rec) > 0 || err == nil {
 			c.sawOutput = true

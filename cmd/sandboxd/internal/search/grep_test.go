@@ -1,7 +1,9 @@
 package search
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"os/exec"
 	"slices"
 	"strings"
@@ -199,5 +201,43 @@ func TestGrepErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "grep: ") {
 			t.Errorf("Grep(%+v) = %q, %v; want an error with %q", tc.req, got, err, tc.want)
 		}
+	}
+}
+
+// readRecord holds at most its limit of a record, however long the
+// record: the rest is read and dropped, and the next record is intact.
+func TestReadRecordBounded(t *testing.T) {
+	huge := strings.Repeat("x", 1<<20)
+	r := bufio.NewReaderSize(strings.NewReader("short\n"+huge+"\nafter\n"+huge[:999]+"\n"+huge), 4096)
+	var long []byte
+	for i, want := range []struct {
+		rec string
+		cut bool
+		err error
+	}{
+		{"short", false, nil},
+		{huge[:1000], true, nil},
+		{"after", false, nil},
+		{huge[:999], false, nil},
+		{huge[:1000], true, io.EOF},
+	} {
+		rec, cut, err := readRecord(r, '\n', 1000, &long)
+		if string(rec) != want.rec || cut != want.cut || err != want.err {
+			t.Errorf("record %d: %d bytes, cut %v, %v; want %d bytes, cut %v, %v", i, len(rec), cut, err, len(want.rec), want.cut, want.err)
+		}
+	}
+	if cap(long) > 4096 {
+		t.Errorf("readRecord grew its buffer to %d bytes for a limit of 1000", cap(long))
+	}
+}
+
+// A record of rg's output longer than maxRecord is shown cut and marked.
+func TestCollectorCutsLongRecords(t *testing.T) {
+	line := "/ws/f.txt:1:" + strings.Repeat("y", 3*maxRecord)
+	c := collector{max: 1 << 20}
+	c.read(bufio.NewReaderSize(strings.NewReader(line+"\n/ws/f.txt:2:ok\n"), 64<<10), grepPlan{mode: modeContent})
+	want := line[:maxRecord] + omittedEnd + "\n/ws/f.txt:2:ok"
+	if got := c.result(modeContent, ""); got != want {
+		t.Errorf("result: %d bytes ending %q; want %d bytes ending %q", len(got), got[max(0, len(got)-60):], len(want), want[len(want)-60:])
 	}
 }

@@ -120,18 +120,40 @@ func (c *cappedBuffer) message() string {
 	return string(bytes.TrimSpace(c.buf.Bytes()))
 }
 
-// readRecord reads up to and including delim, however long the record,
-// returning a slice of r's buffer when it fits (the usual case) so most
-// records cost no allocation. The slice is valid until the next read.
-func readRecord(r *bufio.Reader, delim byte, long *[]byte) ([]byte, error) {
-	rec, err := r.ReadSlice(delim)
-	if err != bufio.ErrBufferFull {
-		return rec, err
+// maxRecord bounds what is held of one record of rg's output: a path,
+// or a line of content, which rg itself cuts at maxColumns. A longer
+// record (a path past any file system's limit) is read to its end and
+// dropped beyond this, so what one line costs stays bounded.
+const maxRecord = 16 << 10
+
+// readRecord reads one record, up to delim, and returns it without delim.
+// It holds at most limit bytes of it: the rest of a longer record is read
+// and dropped, and cut says so. It returns a slice of r's buffer when the
+// record fits there (the usual case), so most records cost no
+// allocation; the slice is valid until the next read. err is nil when a
+// delim ended the record.
+func readRecord(r *bufio.Reader, delim byte, limit int, long *[]byte) (rec []byte, cut bool, err error) {
+	rec, err = r.ReadSlice(delim)
+	if err == nil {
+		rec = rec[:len(rec)-1]
 	}
-	*long = append((*long)[:0], rec...)
+	if err != bufio.ErrBufferFull {
+		if len(rec) > limit {
+			return rec[:limit], true, err
+		}
+		return rec, false, err
+	}
+	*long = append((*long)[:0], rec[:min(len(rec), limit)]...)
+	cut = len(rec) > limit
 	for err == bufio.ErrBufferFull {
 		rec, err = r.ReadSlice(delim)
+		if err == nil {
+			rec = rec[:len(rec)-1]
+		}
+		if room := limit - len(*long); len(rec) > room {
+			rec, cut = rec[:room], true
+		}
 		*long = append(*long, rec...)
 	}
-	return *long, err
+	return *long, cut, err
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,7 +20,9 @@ func TestPathEscapesAreRefused(t *testing.T) {
 	f := escapetest.New(t)
 	d := startDaemon(t, Config{Workspaces: []Workspace{{Dir: f.Dir}}})
 	cs := d.connect(t, streamable)
-	escapes := f.Escapes()
+	// abs-in, an absolute symlink to a file inside, is followed now
+	// (TestAbsoluteSymlinksInsideWork).
+	escapes := slices.DeleteFunc(f.Escapes(), func(p string) bool { return p == "abs-in" })
 	if len(escapes) < 30 {
 		t.Fatalf("only %d escapes", len(escapes))
 	}
@@ -120,4 +123,91 @@ func TestSymlinkSwappedDuringCalls(t *testing.T) {
 		t.Fatalf("a write went outside: %q", b)
 	}
 	t.Logf("%d calls, none outside", calls)
+}
+
+// TestAbsoluteSymlinksInsideWork: an absolute symlink whose target is
+// inside the workspace works for every tool that takes a path, as a
+// relative one does, and one leading out is still refused; a chain is
+// judged by its final target.
+func TestAbsoluteSymlinksInsideWork(t *testing.T) {
+	f := escapetest.New(t)
+	for link, to := range map[string]string{
+		"abs-dir":       filepath.Join(f.Dir, "dir"),
+		"abs-chain":     filepath.Join(f.Dir, "chain1"),  // then relative, twice
+		"abs-chain-out": filepath.Join(f.Dir, "out-rel"), // then relative, out
+	} {
+		if err := os.Symlink(to, filepath.Join(f.Dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := startDaemon(t, Config{Workspaces: []Workspace{{Dir: f.Dir}}})
+	cs := d.connect(t, streamable)
+	for _, path := range []string{"abs-in", "abs-chain", filepath.Join(f.Dir, "abs-in")} {
+		if got := ok(t, cs, "Read", map[string]any{"file_path": path}); got != "     1\tinside" {
+			t.Errorf("Read(%q) = %q", path, got)
+		}
+	}
+	ok(t, cs, "Edit", map[string]any{"file_path": "abs-in", "old_string": "inside", "new_string": "edited"})
+	if b, _ := os.ReadFile(filepath.Join(f.Dir, "file.txt")); string(b) != "edited" {
+		t.Errorf("Edit through abs-in left file.txt %q", b)
+	}
+	ok(t, cs, "Read", map[string]any{"file_path": "abs-in"})
+	ok(t, cs, "Write", map[string]any{"file_path": "abs-in", "content": "written\n"})
+	ok(t, cs, "Write", map[string]any{"file_path": "abs-dir/new.txt", "content": "new needle\n"})
+	if b, _ := os.ReadFile(filepath.Join(f.Dir, "file.txt")); string(b) != "written\n" {
+		t.Errorf("Write through abs-in left file.txt %q", b)
+	}
+	if fi, err := os.Lstat(filepath.Join(f.Dir, "abs-in")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("abs-in is no longer a symlink: %v %v", fi, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.Dir, "dir", "new.txt")); string(b) != "new needle\n" {
+		t.Errorf("Write through abs-dir: dir/new.txt holds %q", b)
+	}
+	if got := ok(t, cs, "Glob", map[string]any{"pattern": "*.txt", "path": "abs-dir"}); !sameLines(got, filepath.Join(f.Dir, "abs-dir", "nested.txt")+"\n"+filepath.Join(f.Dir, "abs-dir", "new.txt")) {
+		t.Errorf("Glob in abs-dir: %q", got)
+	}
+	if got := ok(t, cs, "Grep", map[string]any{"pattern": "needle", "path": "abs-dir", "output_mode": "content"}); got != filepath.Join(f.Dir, "abs-dir", "new.txt")+":1:new needle" {
+		t.Errorf("Grep in abs-dir: %q", got)
+	}
+	if got := ok(t, cs, "Grep", map[string]any{"pattern": "written", "path": "abs-in", "output_mode": "content"}); got != filepath.Join(f.Dir, "abs-in")+":1:written" {
+		t.Errorf("Grep of abs-in: %q", got)
+	}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"Read", map[string]any{"file_path": "abs-chain-out"}},
+		{"Write", map[string]any{"file_path": "abs-chain-out", "content": "PWNED"}},
+		{"Grep", map[string]any{"pattern": "SECRET", "path": "abs-chain-out"}},
+	} {
+		if r := call(t, cs, c.tool, c.args); !r.IsError || !strings.Contains(r.Text, "outside the workspace") {
+			t.Errorf("%s(abs-chain-out) = %+v; want refused as outside", c.tool, r)
+		}
+	}
+	if b, _ := os.ReadFile(f.Secret); string(b) != escapetest.Secret {
+		t.Fatalf("the outside file was changed: %q", b)
+	}
+}
+
+// TestPathLimitsOverMCP: one Write of a 100 KB path is refused, saying
+// why in a short message, and creates no directory; so is a path 65
+// directories deep.
+func TestPathLimitsOverMCP(t *testing.T) {
+	d := startDaemon(t, Config{})
+	cs := d.connect(t, streamable)
+	for _, c := range []struct{ path, want string }{
+		{strings.Repeat("a/", 50000) + "f", "is 100001 bytes long; a workspace path may be at most 4096"},
+		{strings.Repeat("d/", 65) + "f", "is 66 directories deep; a workspace path may be at most 64"},
+	} {
+		for _, tool := range []string{"Write", "Read"} {
+			got := fails(t, cs, tool, map[string]any{"file_path": c.path, "content": "x"})
+			if !strings.Contains(got, c.want) || len(got) > 400 {
+				t.Errorf("%s of a %d-byte path: %.400q; want a short error saying %q", tool, len(c.path), got, c.want)
+			}
+		}
+	}
+	if entries, _ := os.ReadDir(d.dir); len(entries) != 0 {
+		t.Errorf("refused writes left %d entries in the workspace", len(entries))
+	}
+	ok(t, cs, "Write", map[string]any{"file_path": strings.Repeat("d/", 63) + "f", "content": "64 deep is fine\n"})
 }

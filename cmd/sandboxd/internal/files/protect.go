@@ -59,7 +59,7 @@ func (f *Files) checkProtected(rel string, exists bool) error {
 // the root opens the last component without following it then, and the
 // descriptor would name the symlink.)
 func (f *Files) resolve(rel string) (string, error) {
-	file, err := f.ws.Root().OpenFile(rel, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	file, err := f.ws.OpenFile(rel, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return "", err
 	}

@@ -55,3 +55,24 @@ func TestGitDirRefused(t *testing.T) {
 		t.Errorf("with AllowGitWrites: %v", err)
 	}
 }
+
+// TestGitDirThroughAbsoluteSymlink: an absolute symlink into .git is
+// judged where it leads too, and one elsewhere inside still writes.
+func TestGitDirThroughAbsoluteSymlink(t *testing.T) {
+	fx := newFixture(t, Options{})
+	fx.put(t, ".git/config", "x\n")
+	fx.put(t, "src/main.go", "package main\n")
+	if err := os.Symlink(fx.path(".git"), fx.path("abs-git")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(fx.path("src"), fx.path("abs-src")); err != nil {
+		t.Fatal(err)
+	}
+	l := NewLedger()
+	if _, err := fx.f.Write(l, "abs-git/hooks/pre-commit", "x\n"); !errors.Is(err, ErrGitDir) {
+		t.Errorf("Write through an absolute link into .git: %v, want ErrGitDir", err)
+	}
+	if _, err := fx.f.Write(l, "abs-src/new.go", "package main\n"); err != nil {
+		t.Errorf("Write through an absolute link inside: %v", err)
+	}
+}

@@ -3,7 +3,6 @@ package server
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,7 +21,7 @@ func TestPathEscapesAreRefused(t *testing.T) {
 	cs := d.connect(t, streamable)
 	// abs-in, an absolute symlink to a file inside, is followed now
 	// (TestAbsoluteSymlinksInsideWork).
-	escapes := slices.DeleteFunc(f.Escapes(), func(p string) bool { return p == "abs-in" })
+	escapes := f.Escapes()
 	if len(escapes) < 30 {
 		t.Fatalf("only %d escapes", len(escapes))
 	}

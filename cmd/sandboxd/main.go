@@ -18,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/server"
 )
 
@@ -36,8 +38,21 @@ const minRemoteToken = 32
 var version = "dev"
 
 func main() {
+	if err := sealSecrets(os.Args[1:], os.Environ(), os.Getenv); err != nil {
+		fmt.Fprintln(os.Stderr, "sandboxd: warning: secrets stay readable in /proc/<pid>/environ:", err)
+	}
+	getenv, err := unsealSecrets(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sandboxd:", err)
+		os.Exit(1)
+	}
+	// Non-dumpable: a process of the same user cannot read this one's
+	// memory or /proc files (environ, mem, fds), nor ptrace it.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "sandboxd: warning: cannot make the process non-dumpable:", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	err = run(ctx, os.Args[1:], getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	if errors.Is(err, flag.ErrHelp) {
 		return

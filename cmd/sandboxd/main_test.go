@@ -103,8 +103,14 @@ type started struct {
 
 func startHTTP(t *testing.T, args ...string) *started {
 	t.Helper()
+	return startHTTPEnv(t, nil, args...)
+}
+
+// startHTTPEnv is startHTTP with env added to the test's environment.
+func startHTTPEnv(t *testing.T, env []string, args ...string) *started {
+	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"--addr", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), "SANDBOXD_LOG_LEVEL=warn")
+	cmd.Env = append(append(os.Environ(), "SANDBOXD_LOG_LEVEL=warn"), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

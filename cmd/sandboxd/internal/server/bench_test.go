@@ -121,3 +121,17 @@ func BenchmarkReadLarge(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRead reads the first 2,000 lines of a real source file,
+// GOROOT/src/net/http/server.go, over MCP: the agent's commonest call,
+// scrubbed like every answer.
+func BenchmarkRead(b *testing.B) {
+	src := gorootSrc(b)
+	d := startDaemon(b, Config{Workspaces: []Workspace{{Dir: filepath.Join(src, "net", "http")}}})
+	cs := d.connect(b, streamable)
+	for b.Loop() {
+		if out := ok(b, cs, "Read", map[string]any{"file_path": "server.go"}); !strings.Contains(out, "  2000\t") {
+			b.Fatalf("%.300s", out)
+		}
+	}
+}

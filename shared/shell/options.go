@@ -2,6 +2,7 @@ package shell
 
 import (
 	"io"
+	"syscall"
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
@@ -57,6 +58,10 @@ type Options struct {
 	// ContainGroup): for a trusted client (docker, kubectl) that leaves
 	// nothing running, where a cgroup or a supervisor would only cost.
 	Uncontained bool
+	// Credential, when set, is the user and groups the process runs as
+	// (the host must be root). A supervisor keeps the host's: the
+	// process can then neither signal it nor read it.
+	Credential *syscall.Credential
 }
 
 func (o Options) withDefaults() Options {

@@ -94,7 +94,7 @@ func (p *Process) spawn(ctx context.Context, req sandbox.Request) (err error) {
 	cmd := exec.Command(req.Command, req.Args...)
 	cmd.Dir = p.opts.Dir
 	cmd.Env = processEnv(p.opts.CleanEnv, req.Env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: p.opts.Credential}
 
 	var outW, errW, inR *os.File
 	if p.outR, outW, err = pipe(); err != nil {

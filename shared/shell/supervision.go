@@ -58,7 +58,12 @@ func superviseCmd(cmd *exec.Cmd) (*supervision, []*os.File, error) {
 		ctlW.Close()
 		return nil, nil, err
 	}
-	cmd.Args = append([]string{supervisor.Name, cmd.Path}, cmd.Args...)
+	if cred := cmd.SysProcAttr.Credential; cred != nil {
+		// The supervisor stays the host's user; the command becomes cred.
+		cmd.Args = append([]string{supervisor.NameAs, supervisor.FormatCredential(cred), cmd.Path}, cmd.Args...)
+	} else {
+		cmd.Args = append([]string{supervisor.Name, cmd.Path}, cmd.Args...)
+	}
 	cmd.Path = selfExe
 	cmd.ExtraFiles = []*os.File{ctlR, statusW}
 	// The supervisor is not the command: no parent-death signal (the end

@@ -49,6 +49,11 @@ import (
 // (/proc/self/exe) as Name PATH ARGV0 ARGS...
 const Name = "promptkit-sandbox-supervisor"
 
+// NameAs is argv[0] of a supervisor that runs its command as another
+// user: NameAs CREDENTIAL PATH ARGV0 ARGS..., CREDENTIAL as
+// FormatCredential writes it. The supervisor keeps its own user.
+const NameAs = "promptkit-sandbox-supervisor-as"
+
 // The orders a host writes on fd 3.
 const (
 	OrderTerm = 'T'
@@ -60,7 +65,15 @@ func init() {
 		// syscall.Exit, not os.Exit: nothing of the program is to run at
 		// exit, and a build with the race detector would wait a second
 		// there for nothing.
-		syscall.Exit(supervise(os.Args[1], os.Args[2:]))
+		syscall.Exit(supervise(os.Args[1], os.Args[2:], nil))
+	}
+	if len(os.Args) >= 4 && os.Args[0] == NameAs {
+		cred, err := ParseCredential(os.Args[1])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, NameAs+":", err)
+			syscall.Exit(125)
+		}
+		syscall.Exit(supervise(os.Args[2], os.Args[3:], cred))
 	}
 	if len(os.Args) == 2 && os.Args[0] == KeeperName {
 		syscall.Exit(keep(os.Args[1]))
@@ -68,8 +81,8 @@ func init() {
 }
 
 // supervise runs path with argv (argv[0] included) to its end, and
-// everything it started with it.
-func supervise(path string, argv []string) int {
+// everything it started with it; as cred, when not nil.
+func supervise(path string, argv []string, cred *syscall.Credential) int {
 	ctl, status := os.NewFile(3, "control"), os.NewFile(4, "status")
 	if ctl == nil || status == nil {
 		fmt.Fprintln(os.Stderr, Name+": started without its control and status descriptors")
@@ -96,7 +109,7 @@ func supervise(path string, argv []string) int {
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Pgid: syscall.Getpgrp(), Pdeathsig: syscall.SIGKILL},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Pgid: syscall.Getpgrp(), Pdeathsig: syscall.SIGKILL, Credential: cred},
 	})
 	if err != nil {
 		errno, _ := err.(syscall.Errno)

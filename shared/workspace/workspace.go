@@ -14,6 +14,7 @@ type Workspace struct {
 	dir      string // absolute, as given (cleaned)
 	resolved string // dir with its symlinks resolved
 	root     *os.Root
+	newOwner *owner // of what WriteFile creates; nil: the process's
 }
 
 // Open opens dir as a workspace. It must be an existing directory.

@@ -24,13 +24,17 @@ func (w *Workspace) WriteFile(path string, data []byte, perm fs.FileMode) error 
 	if rel == "." {
 		return fmt.Errorf("write %q: it is the workspace directory", path)
 	}
-	target, mode, err := w.writeTarget(path, rel, perm)
+	target, mode, was, err := w.writeTarget(path, rel, perm)
 	if err != nil {
 		return err
 	}
 	dir := filepath.Dir(target)
+	created := w.missingDirs(dir)
 	if err := w.root.MkdirAll(dir, 0o755); err != nil {
 		return w.wrap(path, fmt.Errorf("write %q: create its directory: %w", path, err))
+	}
+	if err := w.chownDirs(created); err != nil {
+		return w.wrap(path, fmt.Errorf("write %q: give its new directories their owner: %w", path, err))
 	}
 	tmp := filepath.Join(dir, "."+filepath.Base(target)+".tmp-"+randomSuffix())
 	f, err := w.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
@@ -47,7 +51,11 @@ func (w *Workspace) WriteFile(path string, data []byte, perm fs.FileMode) error 
 	if _, err := f.Write(data); err != nil {
 		return fmt.Errorf("write %q: %w", path, err)
 	}
-	// The mode the file was created with went through the umask.
+	if err := w.chownNew(f, was); err != nil {
+		return fmt.Errorf("write %q: keep its owner: %w", path, err)
+	}
+	// The mode the file was created with went through the umask (and
+	// a chown clears set-ID bits): set it last.
 	if err := f.Chmod(mode); err != nil {
 		return fmt.Errorf("write %q: %w", path, err)
 	}
@@ -70,22 +78,23 @@ func (w *Workspace) WriteFile(path string, data []byte, perm fs.FileMode) error 
 }
 
 // writeTarget is where a write to rel lands — rel, or the file its
-// symlinks lead to inside the workspace — and the mode it gets.
-func (w *Workspace) writeTarget(path, rel string, perm fs.FileMode) (string, fs.FileMode, error) {
+// symlinks lead to inside the workspace — the mode it gets, and the
+// owner of the file it replaces (nil for a new one).
+func (w *Workspace) writeTarget(path, rel string, perm fs.FileMode) (string, fs.FileMode, *owner, error) {
 	target, err := w.resolve(path, rel, true)
 	if err != nil {
-		return "", 0, err
+		return "", 0, nil, err
 	}
 	fi, err := w.root.Lstat(target)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return target, perm, nil
+		return target, perm, nil, nil
 	case err != nil:
-		return "", 0, w.wrap(path, fmt.Errorf("write %q: %w", path, err))
+		return "", 0, nil, w.wrap(path, fmt.Errorf("write %q: %w", path, err))
 	case fi.IsDir():
-		return "", 0, fmt.Errorf("write %q: it is a directory", path)
+		return "", 0, nil, fmt.Errorf("write %q: it is a directory", path)
 	}
-	return target, fi.Mode().Perm(), nil
+	return target, fi.Mode().Perm(), ownerOf(fi), nil
 }
 
 func randomSuffix() string {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"syscall"
 	"time"
 )
 
@@ -33,6 +34,10 @@ type Config struct {
 	// AllowGitWrites lets Write and Edit change files under .git, which
 	// they refuse by default: what is there runs on the host.
 	AllowGitWrites bool
+	// RunAs, when set, is the user the agent's commands (Bash, the
+	// checks) run as, and the owner of the files and directories Write
+	// creates; sandboxd must be root. Nil runs them as sandboxd's user.
+	RunAs *syscall.Credential
 	// Secrets maps a secret's name to its value: the values are scrubbed
 	// from every result and the names are removed from the shell's
 	// environment.

@@ -87,6 +87,9 @@ func (s *Server) openSpace(w Workspace, env []string) (*space, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %q: %w", w.Dir, err)
 	}
+	if c := s.cfg.RunAs; c != nil {
+		ws.SetOwner(int(c.Uid), int(c.Gid))
+	}
 	searcher, err := search.New(ws, search.Options{RipgrepPath: s.cfg.RipgrepPath})
 	if err != nil {
 		ws.Close()
@@ -97,8 +100,8 @@ func (s *Server) openSpace(w Workspace, env []string) (*space, error) {
 		ws:     ws,
 		files:  files.New(ws, files.Options{AllowGitWrites: s.cfg.AllowGitWrites}),
 		search: searcher,
-		shells: shells.New(shells.Options{Dir: ws.Dir(), Env: env, Scrubber: s.scrub}),
-		verify: verify.New(ws, verify.Options{Env: env}),
+		shells: shells.New(shells.Options{Dir: ws.Dir(), Env: env, Scrubber: s.scrub, Credential: s.cfg.RunAs}),
+		verify: verify.New(ws, verify.Options{Env: env, Credential: s.cfg.RunAs}),
 	}, nil
 }
 

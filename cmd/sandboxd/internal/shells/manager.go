@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/guard"
@@ -52,6 +53,10 @@ type Options struct {
 	// MaxBuffered caps each background stream's unread bytes; older
 	// bytes are dropped.
 	MaxBuffered int
+	// Credential, when set, is the user every command runs as (sandboxd
+	// must be root): not sandboxd's, so a command can neither signal
+	// sandboxd nor read its memory.
+	Credential *syscall.Credential
 }
 
 func (o Options) withDefaults() Options {
@@ -165,9 +170,10 @@ func (m *Manager) start(ctx context.Context, command string, timeout time.Durati
 		Args:    []string{"-c", command},
 		Env:     m.env,
 	}, shell.Options{
-		Dir:      m.opts.Dir,
-		Timeout:  timeout,
-		CleanEnv: true,
+		Dir:        m.opts.Dir,
+		Timeout:    timeout,
+		CleanEnv:   true,
+		Credential: m.opts.Credential,
 		// The sinks bound memory themselves and must see every byte: the
 		// tail of the output is what matters most.
 		OutputLimit: math.MaxInt,

@@ -51,9 +51,10 @@ func (v *Verifier) run(ctx context.Context, st Step, cwd string, timeout time.Du
 		Args:    st.Args,
 		Env:     withEnv(v.opts.Env, "PWD", cwd),
 	}, shell.Options{
-		Dir:      cwd,
-		Timeout:  timeout,
-		CleanEnv: true,
+		Dir:        cwd,
+		Timeout:    timeout,
+		CleanEnv:   true,
+		Credential: v.opts.Credential,
 		// The sinks bound memory themselves and must see every byte: the
 		// end of go test's output holds the verdicts.
 		OutputLimit: math.MaxInt,

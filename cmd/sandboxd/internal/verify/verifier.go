@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
@@ -27,6 +28,9 @@ type Options struct {
 	Detectors []Detector
 	// MaxShown caps the findings a report lists; 0 means 200.
 	MaxShown int
+	// Credential, when set, is the user the checks run as (see
+	// shells.Options.Credential).
+	Credential *syscall.Credential
 }
 
 // Verifier runs checks in one workspace. It holds no state between

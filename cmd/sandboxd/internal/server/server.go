@@ -87,7 +87,7 @@ func (s *Server) openSpace(w Workspace, env []string) (*space, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %q: %w", w.Dir, err)
 	}
-	searcher, err := search.New(ws, search.Options{RipgrepPath: s.cfg.RipgrepPath})
+	searcher, err := search.New(ws, search.Options{RipgrepPath: s.cfg.RipgrepPath, Scrubber: s.scrub})
 	if err != nil {
 		ws.Close()
 		return nil, fmt.Errorf("workspace %q: %w", w.Dir, err)

@@ -29,7 +29,7 @@ DOCKER_PLUGIN_VERSION  ?= 0.1.0
 KUBECTL_PLUGIN_VERSION ?= 0.1.0
 
 # Debian packages the tests and examples need, by the command they provide.
-DEB_DEPS := python3:python3 gcc:gcc protoc:protobuf-compiler kubectl:kubernetes-client rg:ripgrep git:git bash:bash
+DEB_DEPS := python3:python3 gcc:gcc protoc:protobuf-compiler kubectl:kubernetes-client rg:ripgrep git:git bash:bash chromium:chromium
 
 # make run serves this directory; SANDBOXD_ARGS adds flags (see sandboxd --help).
 WORKSPACE     ?= $(CURDIR)

@@ -6,9 +6,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
 )
 
 // GrepRequest is one content search.
@@ -59,7 +64,7 @@ func (s *Searcher) grep(ctx context.Context, req GrepRequest) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	c := collector{max: s.maxOutput, head: req.HeadLimit}
+	c := collector{max: s.maxOutput, head: req.HeadLimit, vet: s.vetter, scrub: s.scrub}
 	if !c.read(run.out, p) {
 		run.halt()
 	}
@@ -82,14 +87,16 @@ func (s *Searcher) RipgrepCommand(req GrepRequest) ([]string, error) {
 
 // grepPlan is an rg command line and how to read what it prints.
 type grepPlan struct {
-	args        []string
-	mode        string
-	filter      *pathFilter // nil: rg's lines are passed on as they are
-	lineNumbers bool
+	args          []string
+	mode          string
+	filter        *pathFilter // nil: no glob filter
+	lineNumbers   bool
+	multiline     bool
+	before, after int // context lines, content mode
 }
 
 func (s *Searcher) planGrep(req GrepRequest) (grepPlan, error) {
-	p := grepPlan{mode: req.OutputMode, lineNumbers: req.LineNumbers}
+	p := grepPlan{mode: req.OutputMode, lineNumbers: req.LineNumbers, multiline: req.Multiline}
 	if p.mode == "" {
 		p.mode = modeFiles
 	}
@@ -112,7 +119,10 @@ func (s *Searcher) planGrep(req GrepRequest) (grepPlan, error) {
 		return p, err
 	}
 
-	args := append(slices.Clip(baseArgs), "--color=never", "--with-filename", "--no-heading")
+	// NUL after each path, so paths are read back unambiguously and each
+	// line can be vetted against its file. rg searches the bytes as they
+	// are (no transcoding of UTF-16), which is what the scrubber reads.
+	args := append(slices.Clip(baseArgs), "--color=never", "--with-filename", "--no-heading", "--null", "--encoding=none")
 	if req.Type != "" {
 		args = append(args, "--type="+req.Type)
 	}
@@ -135,35 +145,39 @@ func (s *Searcher) planGrep(req GrepRequest) (grepPlan, error) {
 			if seg, ok := lastSegment(g.path); ok && !g.negate && req.Type == "" {
 				args = append(args, "--type-add="+typeName+":"+seg, "--type="+typeName)
 			}
-			// NUL after each path, so paths are read back unambiguously.
-			args = append(args, "--null")
 		}
 	}
 
-	switch p.mode {
-	case modeFiles:
-		args = append(args, "--files-with-matches")
-	case modeCount:
-		args = append(args, "--count")
-	case modeContent:
-		// rg holds a long line whole, but prints only its start, so what
-		// is read back here stays small whatever the files hold.
-		args = append(args, "--max-columns="+strconv.Itoa(maxColumns), "--max-columns-preview")
-		// Filtered lines are read with their line numbers, which say
-		// whether a line matched (':') or is context ('-').
-		if req.LineNumbers || p.filter != nil {
-			args = append(args, "--line-number")
-		} else {
-			args = append(args, "--no-line-number")
+	if p.mode == modeContent {
+		p.before, p.after = req.Before, req.After
+		if req.Context > 0 {
+			p.before, p.after = req.Context, req.Context
 		}
+	}
+	switch {
+	case p.multiline && p.mode == modeFiles:
+		args = append(args, "--files-with-matches")
+	case p.multiline && p.mode == modeCount:
+		args = append(args, "--count")
+	case p.mode == modeContent:
+		// rg holds a long line whole, but prints only its start, so what
+		// is read back here stays small whatever the files hold. Line
+		// numbers say which line to vet, and whether it matched (':') or
+		// is context ('-').
+		args = append(args, "--max-columns="+strconv.Itoa(maxColumns), "--max-columns-preview", "--line-number")
 		for _, c := range []struct {
 			flag string
 			n    int
-		}{{"--after-context=", req.After}, {"--before-context=", req.Before}, {"--context=", req.Context}} {
+		}{{"--after-context=", p.after}, {"--before-context=", p.before}} {
 			if c.n > 0 {
 				args = append(args, c.flag+strconv.Itoa(c.n))
 			}
 		}
+	default:
+		// files_with_matches and count without multiline: the matching
+		// lines, by number, to be vetted and counted here; their text is
+		// not needed (rg prints an omission note for it).
+		args = append(args, "--line-number", "--max-columns=1")
 	}
 	if req.IgnoreCase {
 		args = append(args, "--ignore-case")
@@ -176,7 +190,8 @@ func (s *Searcher) planGrep(req GrepRequest) (grepPlan, error) {
 }
 
 // collector builds a Grep result from rg's output as it streams, and says
-// when it has enough.
+// when it has enough. Every record rg prints names its file (--null), so
+// the lines that hold a secret can be left out (see vet.go).
 type collector struct {
 	buf       []byte
 	scratch   []byte
@@ -188,13 +203,37 @@ type collector struct {
 	cutHead   bool
 	cutBytes  bool
 	pendSep   bool // a "--" between context groups, held until a kept line follows it
+
+	vet   func(path string) *lineVetter // nil: nothing is vetted (tests of the reader alone)
+	scrub *scrub.Scrubber               // scrubs each line of content on its own; nil: not here
+	file  fileState
+}
+
+// fileState is what the collector holds of the file whose lines rg is
+// printing.
+type fileState struct {
+	path     string
+	kept     bool // the glob filter keeps it
+	vetter   *lineVetter
+	dirty    int // multiline: 0 unknown, 1 clean, 2 holds a secret
+	matches  int
+	printed  int // line last shown, 0 none
+	afterTo  int // lines up to this one show as context
+	held     []heldLine
+	heldSize int
+}
+
+type heldLine struct {
+	n    int
+	text []byte
 }
 
 // read consumes rg's output; false means the result is full and rg can be
 // stopped.
 func (c *collector) read(r *bufio.Reader, p grepPlan) bool {
+	defer c.closeFile()
 	delim := byte('\n')
-	if p.filter != nil && p.mode == modeFiles {
+	if p.multiline && p.mode == modeFiles {
 		delim = 0
 	}
 	var long []byte
@@ -211,34 +250,117 @@ func (c *collector) read(r *bufio.Reader, p grepPlan) bool {
 			}
 		}
 		if err != nil {
-			return true
+			return c.endFile(p)
 		}
 	}
 }
 
 // take handles one record from rg.
 func (c *collector) take(rec []byte, p grepPlan) bool {
-	if p.filter == nil {
+	if c.vet == nil && p.filter == nil && !p.multiline {
 		return c.add(rec)
 	}
-	if p.mode == modeFiles {
-		if !p.filter.keep(rec) {
+	if p.multiline && p.mode == modeFiles {
+		if !c.enter(rec, p) {
 			return true
 		}
 		return c.add(rec)
 	}
 	i := bytes.IndexByte(rec, 0)
 	if i < 0 {
-		if string(rec) == "--" {
+		if string(rec) == "--" && p.multiline {
 			c.pendSep = c.lines > 0
-			return true
 		}
-		return c.add(rec)
-	}
-	path, rest := rec[:i], rec[i+1:]
-	if !p.filter.keep(path) {
+		// rg's own separators are recomputed from the lines kept; a
+		// notice such as "binary file matches" names no line, so what it
+		// says cannot be vetted.
 		return true
 	}
+	path, rest := rec[:i], rec[i+1:]
+	if string(path) != c.file.path && !c.endFile(p) {
+		return false
+	}
+	if !c.enter(path, p) {
+		return true
+	}
+	if p.multiline {
+		return c.takeMultiline(path, rest, p)
+	}
+	j := 0
+	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+		j++
+	}
+	if j == 0 || j == len(rest) || rest[j] != ':' && rest[j] != '-' {
+		return true // not a line rg numbered; nothing to vet it by
+	}
+	n, err := strconv.Atoi(string(rest[:j]))
+	if err != nil {
+		return true
+	}
+	match := rest[j] == ':' && (c.file.vetter == nil || !c.file.vetter.secret(n))
+	switch p.mode {
+	case modeFiles:
+		if match && c.file.matches == 0 {
+			c.file.matches++
+			return c.add(path)
+		}
+		return true
+	case modeCount:
+		if match {
+			c.file.matches++
+		}
+		return true
+	}
+	return c.contentLine(path, n, rest[j+1:], match, p)
+}
+
+// enter starts on path's records, closing the previous file, and says
+// whether they are kept: the glob filter must keep the path, and with
+// multiline the file must hold no secret.
+func (c *collector) enter(path []byte, p grepPlan) bool {
+	if string(path) == c.file.path && c.file.path != "" {
+		return c.file.kept && c.file.dirty != 2
+	}
+	c.closeFile()
+	c.file = fileState{path: string(path), held: c.file.held[:0]}
+	c.file.kept = p.filter == nil || p.filter.keep(path)
+	if !c.file.kept || c.vet == nil {
+		return c.file.kept
+	}
+	c.file.vetter = c.vet(c.file.path)
+	if p.multiline {
+		c.file.dirty = 1
+		if c.file.vetter.any() {
+			c.file.dirty = 2
+			return false
+		}
+	}
+	return true
+}
+
+func (c *collector) closeFile() {
+	if v := c.file.vetter; v != nil {
+		if cl, ok := v.r.(io.Closer); ok {
+			cl.Close()
+		}
+		c.file.vetter = nil
+	}
+}
+
+// endFile finishes the current file: its count, in count mode.
+func (c *collector) endFile(p grepPlan) bool {
+	f := &c.file
+	if f.path == "" || p.multiline || p.mode != modeCount || f.matches == 0 {
+		return true
+	}
+	n := f.matches
+	f.matches = 0
+	c.scratch = append(append(append(c.scratch[:0], f.path...), ':'), strconv.Itoa(n)...)
+	return c.add(c.scratch)
+}
+
+// takeMultiline passes on a record of a kept file as rg printed it.
+func (c *collector) takeMultiline(path, rest []byte, p grepPlan) bool {
 	if c.pendSep {
 		c.pendSep = false
 		if !c.add([]byte("--")) {
@@ -259,8 +381,74 @@ func (c *collector) take(rec []byte, p grepPlan) bool {
 	if p.lineNumbers {
 		c.scratch = append(c.scratch, rest[:num]...)
 	}
-	c.scratch = append(c.scratch, rest[num:]...)
+	if p.mode == modeContent {
+		c.scratch = append(c.scratch, c.scrubbed(rest[num:])...)
+	} else {
+		c.scratch = append(c.scratch, rest[num:]...)
+	}
 	return c.add(c.scratch)
+}
+
+// contentLine places one line of content mode: a match is shown with the
+// lines before it that are held, a line after a match as context, and
+// any other line is held in case a match follows. rg printed every line
+// within the context of its matches, and the matches kept are some of
+// those, so every line needed is among rg's.
+func (c *collector) contentLine(path []byte, n int, text []byte, match bool, p grepPlan) bool {
+	f := &c.file
+	if match {
+		for _, h := range f.held {
+			if h.n >= n-p.before && h.n > f.printed {
+				if !c.show(path, h.n, '-', h.text, p) {
+					return false
+				}
+			}
+		}
+		f.held, f.heldSize = f.held[:0], 0
+		f.afterTo = n + p.after
+		return c.show(path, n, ':', text, p)
+	}
+	if n <= f.afterTo {
+		return c.show(path, n, '-', text, p)
+	}
+	if p.before > 0 {
+		if len(f.held) > 0 && (len(f.held) == p.before || f.heldSize+len(text) > c.max) {
+			f.heldSize -= len(f.held[0].text)
+			f.held = append(f.held[:0], f.held[1:]...)
+		}
+		f.held = append(f.held, heldLine{n, append([]byte(nil), text...)})
+		f.heldSize += len(text)
+	}
+	return true
+}
+
+// show adds one line of content, with a "--" before it when it does not
+// follow the line shown last, as rg separates context groups.
+func (c *collector) show(path []byte, n int, sep byte, text []byte, p grepPlan) bool {
+	f := &c.file
+	if (p.before > 0 || p.after > 0) && c.lines > 0 && (f.printed == 0 || n != f.printed+1) {
+		if !c.add([]byte("--")) {
+			return false
+		}
+	}
+	f.printed = n
+	c.scratch = append(append(c.scratch[:0], path...), sep)
+	if p.lineNumbers {
+		c.scratch = append(strconv.AppendInt(c.scratch, int64(n), 10), sep)
+	}
+	c.scratch = append(c.scratch, c.scrubbed(text)...)
+	return c.add(c.scratch)
+}
+
+// scrubbed is a line of content scrubbed by itself. The whole result is
+// scrubbed again on its way out, but there each line follows its path and
+// number, and a format that wants no name character before it (a quoted
+// JSON name: "path-7-\"client_secret\": ...") would not be seen.
+func (c *collector) scrubbed(text []byte) []byte {
+	if c.scrub == nil {
+		return text
+	}
+	return c.scrub.Bytes(text)
 }
 
 // add appends one line unless a limit stops it.
@@ -301,3 +489,22 @@ func (c *collector) result(mode, warnings string) string {
 	}
 	return b.String()
 }
+
+// vetter opens a file rg reported for vetting. A file that cannot be
+// opened as a regular file (gone, or swapped for something else since rg
+// read it) counts as all secret.
+func (s *Searcher) vetter(path string) *lineVetter {
+	f, err := s.ws.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return newLineVetter(s.scrub, errReader{err})
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return newLineVetter(s.scrub, errReader{fmt.Errorf("%s is not a regular file", path)})
+	}
+	return newLineVetter(s.scrub, f)
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

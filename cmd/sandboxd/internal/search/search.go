@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
 	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
 )
 
@@ -16,6 +17,10 @@ type Options struct {
 	RipgrepPath string // default: "rg" looked up on PATH
 	GlobLimit   int    // max paths Glob returns, default 100
 	MaxOutput   int    // byte cap on a Grep result, default 256 KiB (say so when cut)
+	// Scrubber is what hides secrets from the results; Grep never counts
+	// a line as matching when it holds something the scrubber redacts.
+	// Default: the well-known formats alone.
+	Scrubber *scrub.Scrubber
 }
 
 const (
@@ -31,6 +36,7 @@ type Searcher struct {
 	globLimit int
 	maxOutput int
 	mtimes    *mtimeCache // what Glob has stat'ed, kept fresh by inotify
+	scrub     *scrub.Scrubber
 }
 
 // New finds ripgrep and fills in the defaults.
@@ -46,7 +52,10 @@ func New(ws *workspace.Workspace, opts Options) (*Searcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search: ripgrep (%s) not found; install the Debian package ripgrep (apt-get install ripgrep): %w", name, err)
 	}
-	s := &Searcher{ws: ws, rg: rg, globLimit: opts.GlobLimit, maxOutput: opts.MaxOutput, mtimes: newMtimeCache()}
+	s := &Searcher{ws: ws, rg: rg, globLimit: opts.GlobLimit, maxOutput: opts.MaxOutput, mtimes: newMtimeCache(), scrub: opts.Scrubber}
+	if s.scrub == nil {
+		s.scrub = scrub.New(nil)
+	}
 	if s.globLimit <= 0 {
 		s.globLimit = defaultGlobLimit
 	}

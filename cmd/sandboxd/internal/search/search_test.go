@@ -201,13 +201,20 @@ func TestCancelKillsRipgrep(t *testing.T) {
 // stand, with its complaint as a note.
 func TestRipgrepWarningsKeepMatches(t *testing.T) {
 	fake := filepath.Join(t.TempDir(), "rg")
-	script := "#!/bin/sh\necho /ws/a.txt\necho 'a.txt: Permission denied (os error 13)' >&2\nexit 2\n"
+	f := newFixture(t, map[string]string{"a.txt": "x"}, Options{})
+	a := f.abs("a.txt")[0]
+	// Grep reads rg's matching lines, each after its file's path and a NUL.
+	script := "#!/bin/sh\nprintf '%s\\0001:x\\n' '" + a + "'\necho 'a.txt: Permission denied (os error 13)' >&2\nexit 2\n"
 	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	f := newFixture(t, map[string]string{"a.txt": "x"}, Options{RipgrepPath: fake})
-	got, err := f.s.Grep(context.Background(), GrepRequest{Pattern: "x"})
-	want := "/ws/a.txt\n(rg could not read everything: a.txt: Permission denied (os error 13))"
+	s, err := New(f.ws, Options{RipgrepPath: fake})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.Grep(context.Background(), GrepRequest{Pattern: "x"})
+	want := a + "\n(rg could not read everything: a.txt: Permission denied (os error 13))"
 	if err != nil || got != want {
 		t.Fatalf("Grep = %q, %v; want %q", got, err, want)
 	}

@@ -31,7 +31,21 @@ type Gate struct {
 	Loopback bool
 }
 
-// Wrap returns next behind the gate.
+// What a CORS preflight from an allowed origin is told: the methods and
+// request headers the MCP transports use, and for how long (seconds) the
+// browser may remember the answer. Mcp-Session-Id is exposed so a page
+// can carry its Streamable HTTP session on.
+const (
+	corsAllowMethods  = "GET, POST, DELETE, OPTIONS"
+	corsAllowHeaders  = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID"
+	corsExposeHeaders = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate"
+	corsMaxAge        = "600"
+)
+
+// Wrap returns next behind the gate. A request from an allowed Origin
+// gets the CORS headers a browser needs to let its page read the answer,
+// and a CORS preflight from one (OPTIONS with
+// Access-Control-Request-Method) is answered 204 without a token.
 func (g Gate) Wrap(next http.Handler) http.Handler {
 	want := sha256.Sum256([]byte(g.Token))
 	origins := make(map[string]bool, len(g.AllowedOrigins))
@@ -39,12 +53,32 @@ func (g Gate) Wrap(next http.Handler) http.Handler {
 		origins[strings.ToLower(strings.TrimRight(o, "/"))] = true
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if origin := r.Header.Get("Origin"); origin != "" && !origins[strings.ToLower(origin)] {
+		origin := r.Header.Get("Origin")
+		if origin != "" && !origins[strings.ToLower(origin)] {
 			http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed (sandboxd --allowed-origin)", origin), http.StatusForbidden)
 			return
 		}
+		if origin != "" {
+			// An allowed origin: the browser lets its page read every
+			// answer, the gate's refusals included, so it can say why.
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Add("Vary", "Origin")
+			h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+		}
 		if g.Loopback && !loopbackHost(r.Host) {
 			http.Error(w, fmt.Sprintf("Forbidden: Host %q is not a loopback name on a loopback listener", r.Host), http.StatusForbidden)
+			return
+		}
+		if origin != "" && r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			// A CORS preflight carries no credentials by design: it asks
+			// whether the real request may be sent, and that request
+			// must still bring the token.
+			h := w.Header()
+			h.Set("Access-Control-Allow-Methods", corsAllowMethods)
+			h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
+			h.Set("Access-Control-Max-Age", corsMaxAge)
+			w.WriteHeader(http.StatusNoContent)
 			return
 		}
 		// Hashing both sides makes the comparison constant-time whatever

@@ -90,7 +90,7 @@ func (s *Server) openSpace(w Workspace, env []string) (*space, error) {
 	if c := s.cfg.RunAs; c != nil {
 		ws.SetOwner(int(c.Uid), int(c.Gid))
 	}
-	searcher, err := search.New(ws, search.Options{RipgrepPath: s.cfg.RipgrepPath})
+	searcher, err := search.New(ws, search.Options{RipgrepPath: s.cfg.RipgrepPath, Scrubber: s.scrub})
 	if err != nil {
 		ws.Close()
 		return nil, fmt.Errorf("workspace %q: %w", w.Dir, err)

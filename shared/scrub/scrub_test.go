@@ -36,13 +36,12 @@ func TestSecretAssignments(t *testing.T) {
 	s := New(nil)
 	for in, want := range map[string]string{
 		"GITHUB_TOKEN=abc123def456":                                      "GITHUB_TOKEN=[REDACTED:secret-assignment]",
-		"export DB_PASSWORD='correct horse'":                             "export DB_PASSWORD='[REDACTED:secret-assignment]'",
+		"export DB_PASSWORD='c0rrect horse'":                             "export DB_PASSWORD='[REDACTED:secret-assignment]'",
 		"DB_PASSWORD=hunter22 next":                                      "DB_PASSWORD=[REDACTED:secret-assignment] next",
 		`{"api_key": "k-1234567", "user": "bob"}`:                        `{"api_key": "[REDACTED:secret-assignment]", "user": "bob"}`,
-		`"client_secret":"zzzz9999"`:                                     `"client_secret":"[REDACTED:secret-assignment]"`,
-		`SLACK_BOT_TOKEN="xyz with spaces"`:                              `SLACK_BOT_TOKEN="[REDACTED:secret-assignment]"`,
-		"MY_APP_PRIVATE_KEY: abcdefgh":                                   "MY_APP_PRIVATE_KEY: [REDACTED:secret-assignment]",
-		"GOOGLE_APPLICATION_CREDENTIALS=/k.json":                         "GOOGLE_APPLICATION_CREDENTIALS=[REDACTED:secret-assignment]",
+		`"client_secret":"zq7Rk2pX9w"`:                                   `"client_secret":"[REDACTED:secret-assignment]"`,
+		`SLACK_BOT_TOKEN="xyz w1th spaces"`:                              `SLACK_BOT_TOKEN="[REDACTED:secret-assignment]"`,
+		"MY_APP_PRIVATE_KEY: abcd3fgh":                                   "MY_APP_PRIVATE_KEY: [REDACTED:secret-assignment]",
 		"passwd=letmein1":                                                "passwd=[REDACTED:secret-assignment]",
 		"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY": "AWS_SECRET_ACCESS_KEY=[REDACTED:secret-assignment]",
 		// Not secrets: ordinary code and prose.
@@ -52,6 +51,16 @@ func TestSecretAssignments(t *testing.T) {
 		"grep -rn password .":                                     "grep -rn password .",
 		`read "ws/outside/secret": file does not exist`:           `read "ws/outside/secret": file does not exist`,
 		`{"password": null, "token": 1234567}`:                    `{"password": null, "token": 1234567}`,
+		// A path, an expression, a template, prose, a word: not values.
+		"GOOGLE_APPLICATION_CREDENTIALS=/k.json":            "GOOGLE_APPLICATION_CREDENTIALS=/k.json",
+		"token := strings.TrimSpace(token)":                 "token := strings.TrimSpace(token)",
+		"if token == expected2 {":                           "if token == expected2 {",
+		"password: ${DB_PASSWORD}":                          "password: ${DB_PASSWORD}",
+		`password = "{{ .Values.db.password }}"`:            `password = "{{ .Values.db.password }}"`,
+		`{"password": "Password", "token": "Access token"}`: `{"password": "Password", "token": "Access token"}`,
+		"secret_key = settings.SECRET_KEY":                  "secret_key = settings.SECRET_KEY",
+		"api_key = api_key_v2":                              "api_key = api_key_v2",
+		"PASSWORD=correct-horse-battery":                    "PASSWORD=correct-horse-battery",
 	} {
 		if got := s.String(in); got != want {
 			t.Errorf("\n in  %q\n got %q\nwant %q", in, got, want)

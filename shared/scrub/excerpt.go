@@ -61,6 +61,13 @@ func (s *Scrubber) Excerpt(text string, n int, cutShort bool) (excerpt string, c
 // redactCutEnd redacts, in scrubbed text that was cut short, what may be
 // the start of a secret at its end: see Excerpt.
 func (s *Scrubber) redactCutEnd(text string) string {
+	out, _ := s.cutEnd(text)
+	return out
+}
+
+// cutEnd is redactCutEnd, and says the kind of secret it redacted, if
+// any.
+func (s *Scrubber) cutEnd(text string) (string, string) {
 	from, kind := len(text), ""
 	for _, v := range s.values {
 		// The longest tail that is a proper prefix of v: a whole v has
@@ -92,9 +99,9 @@ func (s *Scrubber) redactCutEnd(text string) string {
 		}
 	}
 	if kind == "" {
-		return text
+		return text, ""
 	}
-	return text[:from] + redaction(kind)
+	return text[:from] + redaction(kind), kind
 }
 
 // firstOutsideRedactions returns the offset in text of the first t in

@@ -122,8 +122,65 @@ func TestStreamCatchesSecretsAcrossReads(t *testing.T) {
 func TestStreamReleasesLongLines(t *testing.T) {
 	st := New(nil).NewStream()
 	long := strings.Repeat("x", maxHold+10)
-	if out := st.Write(long); out != long {
+	out := st.Write(long)
+	if len(out) < maxHold-cutWindow {
 		t.Fatalf("a line over the hold limit was kept back (%d bytes out)", len(out))
+	}
+	if out += st.Flush(); out != long {
+		t.Fatalf("the line came out changed (%d bytes)", len(out))
+	}
+}
+
+// TestStreamCutsLongLinesWhole: a line over the hold limit is released
+// in pieces, and a secret on it is redacted whole wherever it falls
+// relative to the 64 KiB boundary and to the pieces it arrives in.
+// Issue 16, item 2.
+func TestStreamCutsLongLinesWhole(t *testing.T) {
+	registered := "registered value, with spaces 42"
+	s := New(map[string]string{"X": registered})
+	secrets := []string{registered, `DB_PASSWORD="c0rrect horse battery"`}
+	kinds := map[string]bool{}
+	for _, c := range scrubtest.Credentials {
+		if !strings.Contains(c.Line(), "\n") && !kinds[c.Kind] {
+			kinds[c.Kind] = true
+			secrets = append(secrets, c.Line())
+		}
+	}
+	filler := strings.Repeat("lorem ipsum dolor, ", 3*maxHold/19)
+	for _, piece := range []int{1 << 10, 64 << 10} {
+		// The first piece that takes the line past the limit: the old
+		// stream cut there, the new one keeps back a window.
+		boundary := (maxHold/piece + 1) * piece
+		for _, secret := range secrets {
+			for _, cut := range []int{boundary, boundary - cutWindow - len(registered)} {
+				at := cut - len(secret)/2
+				text := filler[:at] + " " + secret + " " + filler[:2*cutWindow] + "\n"
+				st := s.NewStream()
+				var got strings.Builder
+				for i := 0; i < len(text); i += piece {
+					got.WriteString(st.Write(text[i:min(i+piece, len(text))]))
+				}
+				got.WriteString(st.Flush())
+				if want := s.String(text); got.String() != want {
+					t.Fatalf("%.30q across byte %d in pieces of %d: the stream and String differ", secret, cut, piece)
+				}
+			}
+		}
+	}
+	// A line of one run, no place to cut between words: no piece of a
+	// secret straddling the forced cut shows, on either side.
+	run := strings.Repeat("QUJD", maxHold/4)
+	value := "Zq9Zq9Zq9Zq9registeredZq9Zq9Zq9"
+	s = New(map[string]string{"RUN": value})
+	for _, at := range []int{maxHold - cutWindow - 10, maxHold - cutWindow - len(value), maxHold - cutWindow + 5} {
+		text := run[:at] + value + run
+		st := s.NewStream()
+		out := st.Write(text[:maxHold+1]) + st.Write(text[maxHold+1:]) + st.Flush()
+		for i := 0; i+6 <= len(value); i++ {
+			if strings.Contains(out, value[i:i+6]) {
+				t.Fatalf("at %d: %q of the value shows", at, value[i:i+6])
+			}
+		}
 	}
 }
 

@@ -146,3 +146,28 @@ func markerAt(text string, i int) int {
 	// more.
 	return start
 }
+
+// Window scrubs text that may be only the start of longer text, as when
+// cutShort says so it is: a secret cut short at its end is redacted from
+// its start, as Excerpt does. A caller that cuts the result should cut
+// it with SafeCut.
+func (s *Scrubber) Window(text string, cutShort bool) string {
+	out := s.String(text)
+	if cutShort {
+		out = s.redactCutEnd(out)
+	}
+	return out
+}
+
+// SafeCut returns where to cut scrubbed text at or before byte i so that
+// no [REDACTED:kind] marker is split: i, or the start of the marker i
+// falls inside.
+func SafeCut(text string, i int) int {
+	if i >= len(text) {
+		return len(text)
+	}
+	if open := markerAt(text, i); open >= 0 {
+		return open
+	}
+	return i
+}

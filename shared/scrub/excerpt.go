@@ -61,6 +61,13 @@ func (s *Scrubber) Excerpt(text string, n int, cutShort bool) (excerpt string, c
 // redactCutEnd redacts, in scrubbed text that was cut short, what may be
 // the start of a secret at its end: see Excerpt.
 func (s *Scrubber) redactCutEnd(text string) string {
+	out, _ := s.cutEnd(text)
+	return out
+}
+
+// cutEnd is redactCutEnd, and says the kind of secret it redacted, if
+// any.
+func (s *Scrubber) cutEnd(text string) (string, string) {
 	from, kind := len(text), ""
 	for _, v := range s.values {
 		// The longest tail that is a proper prefix of v: a whole v has
@@ -92,9 +99,9 @@ func (s *Scrubber) redactCutEnd(text string) string {
 		}
 	}
 	if kind == "" {
-		return text
+		return text, ""
 	}
-	return text[:from] + redaction(kind)
+	return text[:from] + redaction(kind), kind
 }
 
 // firstOutsideRedactions returns the offset in text of the first t in
@@ -138,4 +145,29 @@ func markerAt(text string, i int) int {
 	// a kind could be long; cutting before the opening shows less, never
 	// more.
 	return start
+}
+
+// Window scrubs text that may be only the start of longer text, as when
+// cutShort says so it is: a secret cut short at its end is redacted from
+// its start, as Excerpt does. A caller that cuts the result should cut
+// it with SafeCut.
+func (s *Scrubber) Window(text string, cutShort bool) string {
+	out := s.String(text)
+	if cutShort {
+		out = s.redactCutEnd(out)
+	}
+	return out
+}
+
+// SafeCut returns where to cut scrubbed text at or before byte i so that
+// no [REDACTED:kind] marker is split: i, or the start of the marker i
+// falls inside.
+func SafeCut(text string, i int) int {
+	if i >= len(text) {
+		return len(text)
+	}
+	if open := markerAt(text, i); open >= 0 {
+		return open
+	}
+	return i
 }

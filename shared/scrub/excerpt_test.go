@@ -90,7 +90,7 @@ func TestExcerptOfTextCutShort(t *testing.T) {
 		{"x sk-proj-T3stK3y", "x [REDACTED:secret:API_KEY]"},
 		// Complete secrets are redacted as usual; their markers' words
 		// ("secret", "token") are not triggers.
-		{"GITHUB_TOKEN=abcdefgh\nok " + excerptKey + " done", "GITHUB_TOKEN=[REDACTED:secret-assignment]\nok [REDACTED:secret:API_KEY] done"},
+		{"GITHUB_TOKEN=abcd3fgh\nok " + excerptKey + " done", "GITHUB_TOKEN=[REDACTED:secret-assignment]\nok [REDACTED:secret:API_KEY] done"},
 		// A PEM key cut short is redacted to the end by its own pattern.
 		{"key:\n-----BEGIN PRIVATE KEY-----\nMIIEvQ", "key:\n[REDACTED:pem-private-key]"},
 	} {

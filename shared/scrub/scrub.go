@@ -62,80 +62,58 @@ func (s *Scrubber) String(text string) string {
 			text = strings.ReplaceAll(text, v.text, redaction(v.kind))
 		}
 	}
-	var lower string // text lower-cased, for folded triggers
-	for _, p := range patterns {
-		hay := text
-		if p.fold {
-			if lower == "" {
-				lower = asciiLower(text)
-			}
-			hay = lower
-		}
-		if !containsAny(hay, p.triggers) {
+	hits := triggerHits(text)
+	for i, p := range patterns {
+		lines := linesOf(text, hits, i)
+		if lines == nil {
 			continue
 		}
 		var out string
 		if p.multiline {
 			out = replace(text, p)
 		} else {
-			out = replaceLines(text, hay, p)
+			out = replaceLines(text, lines, p)
 		}
 		if out != text {
-			text, lower = out, "" // the lower-cased copy is stale
+			text = out
+			hits = triggerHits(text) // the offsets have moved
 		}
 	}
 	return text
 }
 
-// replaceLines runs p on each line of text that holds one of its
-// triggers (found in hay, which has text's byte offsets).
-func replaceLines(text, hay string, p pattern) string {
+// span is a range of text, [start, end).
+type span struct{ start, end int }
+
+// linesOf returns the lines of text that hold a trigger of pattern pat,
+// in order, without their newlines; nil when none does.
+func linesOf(text string, hits []hit, pat int) []span {
+	var lines []span
+	for _, h := range hits {
+		if h.pat != pat || len(lines) > 0 && h.pos < lines[len(lines)-1].end {
+			continue
+		}
+		start := strings.LastIndexByte(text[:h.pos], '\n') + 1
+		end := len(text)
+		if j := strings.IndexByte(text[h.pos:], '\n'); j >= 0 {
+			end = h.pos + j
+		}
+		lines = append(lines, span{start, end})
+	}
+	return lines
+}
+
+// replaceLines runs p on each of the given lines of text.
+func replaceLines(text string, lines []span, p pattern) string {
 	var b strings.Builder
 	last := 0
-	next := make([]int, len(p.triggers)) // next occurrence of each trigger at or after pos, -1 for none
-	for i, t := range p.triggers {
-		next[i] = strings.Index(hay, t)
-	}
-	for pos := 0; ; {
-		at := -1
-		for i, t := range p.triggers {
-			if next[i] >= 0 && next[i] < pos {
-				if j := strings.Index(hay[pos:], t); j >= 0 {
-					next[i] = pos + j
-				} else {
-					next[i] = -1
-				}
-			}
-			if next[i] >= 0 && (at < 0 || next[i] < at) {
-				at = next[i]
-			}
-		}
-		if at < 0 {
-			break
-		}
-		start := strings.LastIndexByte(text[:at], '\n') + 1
-		end := len(text)
-		if j := strings.IndexByte(text[at:], '\n'); j >= 0 {
-			end = at + j
-		}
-		b.WriteString(text[last:start])
-		b.WriteString(replace(text[start:end], p))
-		last, pos = end, end
-	}
-	if last == 0 {
-		return text
+	for _, l := range lines {
+		b.WriteString(text[last:l.start])
+		b.WriteString(replace(text[l.start:l.end], p))
+		last = l.end
 	}
 	b.WriteString(text[last:])
 	return b.String()
-}
-
-func containsAny(s string, subs []string) bool {
-	for _, sub := range subs {
-		if strings.Contains(s, sub) {
-			return true
-		}
-	}
-	return false
 }
 
 // asciiLower lower-cases ASCII letters only, so byte offsets stay those
@@ -165,12 +143,15 @@ func replace(text string, p pattern) string {
 	last := 0
 	for _, loc := range locs {
 		start, end := loc[0], loc[1]
+		group := 0
 		switch {
 		case p.group > 0:
+			group = p.group
 			start, end = loc[2*p.group], loc[2*p.group+1]
 		case p.group == anyGroup:
 			for g := 1; 2*g < len(loc); g++ {
 				if loc[2*g] >= 0 {
+					group = g
 					start, end = loc[2*g], loc[2*g+1]
 					break
 				}
@@ -178,6 +159,9 @@ func replace(text string, p pattern) string {
 		}
 		if start < last || start < 0 {
 			continue
+		}
+		if p.valid != nil && !p.valid(text[start:end], group) {
+			continue // shaped like the format, but not a secret
 		}
 		if insideRedaction(text, start) {
 			continue // already redacted, by a value or an earlier format

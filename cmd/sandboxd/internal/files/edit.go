@@ -66,6 +66,9 @@ func (f *Files) edit(l *Ledger, path, oldString, newString string, replaceAll bo
 		n = 1
 	}
 	updated := []byte(strings.Replace(content, oldString, newString, n))
+	if err := checkMarkers(content, string(updated)); err != nil {
+		return "", err
+	}
 	if err := f.ws.WriteFile(path, updated, 0o644); err != nil {
 		return "", err
 	}

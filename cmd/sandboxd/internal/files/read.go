@@ -12,6 +12,8 @@ import (
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
 )
 
 const (
@@ -20,7 +22,20 @@ const (
 	// noteRoom is the part of MaxReadBytes kept for the closing note, so
 	// the note fits under the cap too.
 	noteRoom = 256
+	// cutMargin is how far past a long line's cut Read keeps the line, so
+	// that a secret across the cut is seen whole and redacted before the
+	// cut is made: longer than any known format's secret.
+	cutMargin = 4 << 10
+	// maxBackOff bounds how far Read moves a cut back to the start of the
+	// word it would split.
+	maxBackOff = 128
 )
+
+// formats scrubs the known credential formats from the part of a long
+// line around its cut. Every result is scrubbed again as a whole, with
+// registered values too; only here can a secret that the cut would split
+// still be seen whole.
+var formats = scrub.New(nil)
 
 // Read returns the text file at filePath with its lines numbered as cat -n
 // numbers them: the number right-aligned in six columns, a tab, the line.
@@ -108,7 +123,7 @@ func (f *Files) read(l *Ledger, path string, offset, limit int) (string, error) 
 		capped      bool
 	)
 	budget := max(f.opts.MaxReadBytes-noteRoom, 0)
-	keep := f.opts.MaxLineLength * utf8.UTFMax
+	keep := f.opts.MaxLineLength*utf8.UTFMax + cutMargin
 	for {
 		show := !capped && n+1 >= start && n+1 < end
 		k := 0
@@ -175,18 +190,45 @@ func checkReadable(fi fs.FileInfo) error {
 }
 
 // formatLine is line n as cat -n shows it, cut to MaxLineLength
-// characters.
+// characters. A line that is cut is scrubbed of known formats first (what
+// was kept of it, which reaches cutMargin past the cut), so a secret
+// across the cut is redacted whole, not shown in part; the cut never
+// splits a redaction marker, and it moves back to the start of a word it
+// would split, up to maxBackOff bytes, so the start of a secret the
+// formats do not know (a registered value) is not left at the end.
 func (f *Files) formatLine(n int, text []byte, chars int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%6d\t", n)
 	if chars > f.opts.MaxLineLength {
-		b.WriteString(strings.ToValidUTF8(string(firstChars(text, f.opts.MaxLineLength)), "\uFFFD"))
+		b.WriteString(strings.ToValidUTF8(cutLine(text, chars, f.opts.MaxLineLength), "\uFFFD"))
 		fmt.Fprintf(&b, "… [line truncated: %d chars]", chars)
 	} else {
 		b.WriteString(strings.ToValidUTF8(string(text), "\uFFFD"))
 	}
 	b.WriteByte('\n')
 	return b.String()
+}
+
+// cutLine returns the first limit characters of a line of chars
+// characters, of which kept holds the start: see formatLine.
+func cutLine(kept []byte, chars, limit int) string {
+	scrubbed := formats.Window(string(kept), countChars(kept) < chars)
+	end := scrub.SafeCut(scrubbed, len(firstChars([]byte(scrubbed), limit)))
+	if end > 0 && end < len(scrubbed) && !wordBreak(scrubbed[end-1]) && !wordBreak(scrubbed[end]) {
+		for i := end - 1; i > 0 && end-i <= maxBackOff; i-- {
+			if wordBreak(scrubbed[i-1]) {
+				end = i
+				break
+			}
+		}
+	}
+	return scrubbed[:end]
+}
+
+// wordBreak reports whether c ends a run of characters a secret could be
+// made of.
+func wordBreak(c byte) bool {
+	return c <= ' ' || strings.IndexByte("\"'`,;()[]{}<>|", c) >= 0
 }
 
 // readLine reads the next line from br without its line ending (\n or

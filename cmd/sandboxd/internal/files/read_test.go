@@ -187,3 +187,34 @@ func TestReadAbsolutePathInside(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadCutNeverShowsPartOfASecret: a token across the 2,000-character
+// cut of a long line is redacted whole before the line is cut, wherever
+// it falls, and the cut moves back past the start of a word it splits.
+// Issue 16, item 2.
+func TestReadCutNeverShowsPartOfASecret(t *testing.T) {
+	token := "ghp_" + "EGQ80YRP10eougTfIhpazOc61hVRd82Wzj5O"
+	filler := strings.Repeat("lorem ipsum ", 400)
+	for _, at := range []int{DefaultMaxLineLength - 30, DefaultMaxLineLength - 16, DefaultMaxLineLength - 1} {
+		line := filler[:at] + " " + token + " " + filler
+		fx, l := readFixture(t, "long.txt", "first\n"+line+"\n")
+		out := fx.read(t, l, "long.txt", 0, 0)
+		for i := 0; i+6 <= len(token); i++ {
+			if strings.Contains(out, token[i:i+6]) {
+				t.Fatalf("at %d: %q of the token shows:\n%s", at, token[i:i+6], out[len(out)-120:])
+			}
+		}
+		if !strings.Contains(out, "… [line truncated: ") {
+			t.Fatalf("at %d: the line is not cut", at)
+		}
+	}
+	// A value no format knows, cut in its middle: the cut moves back to
+	// its start, and the server's scrub of the whole result sees nothing
+	// of it.
+	value := "Zq9Wx7Vb5Nm3Kl1Pj8Hg6"
+	line := filler[:DefaultMaxLineLength-10] + " " + value + " " + filler
+	fx, l := readFixture(t, "long.txt", line+"\n")
+	if out := fx.read(t, l, "long.txt", 0, 0); strings.Contains(out, value[:6]) {
+		t.Fatalf("the start of the value shows: %s", out[len(out)-120:])
+	}
+}

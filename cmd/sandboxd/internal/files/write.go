@@ -35,6 +35,17 @@ func (f *Files) write(l *Ledger, path, content string) (string, error) {
 			return "", err
 		}
 	}
+	if strings.Contains(content, "[REDACTED:") {
+		var before []byte
+		if t.info != nil {
+			if before, err = f.ws.ReadFile(path); err != nil {
+				return "", err
+			}
+		}
+		if err := checkMarkers(string(before), content); err != nil {
+			return "", err
+		}
+	}
 	data := []byte(content)
 	if err := f.ws.WriteFile(path, data, 0o644); err != nil {
 		return "", err

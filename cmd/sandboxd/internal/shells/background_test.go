@@ -299,3 +299,29 @@ func TestShellsBelongToTheirOwner(t *testing.T) {
 		t.Error("a forgotten owner's shell is still known")
 	}
 }
+
+// TestBackgroundSecretSplitAt64KiB: a line longer than what is held back
+// is released in pieces, and a token split where the first piece would
+// end comes out whole in the second read, never half in the first.
+// Issue 16, item 2.
+func TestBackgroundSecretSplitAt64KiB(t *testing.T) {
+	m := newManager(t, Options{Scrubber: scrub.New(nil)})
+	token := "ghp_" + "EGQ80YRP10eougTfIhpazOc61hVRd82Wzj5O"
+	head := 64<<10 - 10
+	id := startBG(t, m, fmt.Sprintf(`yes 'lorem ipsum' | head -c %d | tr '\n' ' '; printf '%s'; touch half; `+gate+`; printf '%s end\n'`,
+		head, token[:16], token[16:]))
+	proctest.WaitFile(t, inDir(m, "half"))
+	time.Sleep(100 * time.Millisecond) // let the first half reach the buffer
+	first := output(t, m, id, "")
+	touch(t, inDir(m, "go"))
+	waitDone(t, m, id)
+	second := output(t, m, id, "")
+	for i := 0; i+8 <= len(token); i++ {
+		if strings.Contains(first, token[i:i+8]) || strings.Contains(second, token[i:i+8]) {
+			t.Fatalf("%q of the token came out", token[i:i+8])
+		}
+	}
+	if !strings.Contains(second, "[REDACTED:github-token] end") {
+		t.Fatalf("the token is not redacted whole: %q", second[max(0, len(second)-200):])
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
 	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
 )
 
@@ -29,6 +30,10 @@ type Options struct {
 	// AllowGitWrites lets Write and Edit change files under .git, which
 	// are refused by default (ErrGitDir).
 	AllowGitWrites bool
+	// Scrubber scrubs a long line before Read cuts it, so a secret the
+	// cut would split is redacted whole; nil knows the formats alone,
+	// not the registered values.
+	Scrubber *scrub.Scrubber
 }
 
 // Files is the file tools over one workspace. It is safe for concurrent

@@ -32,9 +32,9 @@ const (
 )
 
 // formats scrubs the known credential formats from the part of a long
-// line around its cut. Every result is scrubbed again as a whole, with
-// registered values too; only here can a secret that the cut would split
-// still be seen whole.
+// line around its cut when Options gives no Scrubber. Every result is
+// scrubbed again as a whole; only here can a secret that the cut would
+// split still be seen whole.
 var formats = scrub.New(nil)
 
 // Read returns the text file at filePath with its lines numbered as cat -n
@@ -200,7 +200,7 @@ func (f *Files) formatLine(n int, text []byte, chars int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%6d\t", n)
 	if chars > f.opts.MaxLineLength {
-		b.WriteString(strings.ToValidUTF8(cutLine(text, chars, f.opts.MaxLineLength), "\uFFFD"))
+		b.WriteString(strings.ToValidUTF8(cutLine(f.scrubber(), text, chars, f.opts.MaxLineLength), "\uFFFD"))
 		fmt.Fprintf(&b, "… [line truncated: %d chars]", chars)
 	} else {
 		b.WriteString(strings.ToValidUTF8(string(text), "\uFFFD"))
@@ -210,9 +210,10 @@ func (f *Files) formatLine(n int, text []byte, chars int) string {
 }
 
 // cutLine returns the first limit characters of a line of chars
-// characters, of which kept holds the start: see formatLine.
-func cutLine(kept []byte, chars, limit int) string {
-	scrubbed := formats.Window(string(kept), countChars(kept) < chars)
+// characters, of which kept holds the start, scrubbed by sc: see
+// formatLine.
+func cutLine(sc *scrub.Scrubber, kept []byte, chars, limit int) string {
+	scrubbed := sc.Window(string(kept), countChars(kept) < chars)
 	end := scrub.SafeCut(scrubbed, len(firstChars([]byte(scrubbed), limit)))
 	if end > 0 && end < len(scrubbed) && !wordBreak(scrubbed[end-1]) && !wordBreak(scrubbed[end]) {
 		for i := end - 1; i > 0 && end-i <= maxBackOff; i-- {
@@ -343,4 +344,13 @@ func (r *hashingReader) Read(p []byte) (int, error) {
 	r.h.Write(p[:n])
 	r.n += int64(n)
 	return n, err
+}
+
+// scrubber is what scrubs a long line before its cut: the server's, with
+// its registered values, else the known formats alone.
+func (f *Files) scrubber() *scrub.Scrubber {
+	if f.opts.Scrubber != nil {
+		return f.opts.Scrubber
+	}
+	return formats
 }

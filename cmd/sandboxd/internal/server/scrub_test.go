@@ -86,3 +86,26 @@ func TestSecretsAreNotInShellEnvironment(t *testing.T) {
 		t.Fatalf("shell saw %q", got)
 	}
 }
+
+// TestReadCutHidesRegisteredSecret: a --secret-env value, spaces and all,
+// that straddles Read's 2,000-character cut is redacted whole: no part
+// of it shows before the cut.
+func TestReadCutHidesRegisteredSecret(t *testing.T) {
+	t.Parallel()
+	const secret = "correct horse battery staple 9731"
+	d := startDaemon(t, Config{Secrets: map[string]string{"PASSPHRASE": secret}})
+	line := strings.Repeat("x", 1990) + " " + secret + " " + strings.Repeat("y", 1000) + "\n"
+	if err := os.WriteFile(filepath.Join(d.dir, "long.txt"), []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs := d.connect(t, streamable)
+	out := ok(t, cs, "Read", map[string]any{"file_path": "long.txt"})
+	for _, part := range []string{"correct", "horse", secret[:8]} {
+		if strings.Contains(out, part) {
+			t.Errorf("Read shows %q of the secret at the cut: %q", part, out[max(0, len(out)-200):])
+		}
+	}
+	if !strings.Contains(out, "[line truncated:") {
+		t.Errorf("the line was not cut: %q", out[max(0, len(out)-200):])
+	}
+}

@@ -98,7 +98,7 @@ func (s *Server) openSpace(w Workspace, env []string) (*space, error) {
 	return &space{
 		name:   w.Name,
 		ws:     ws,
-		files:  files.New(ws, files.Options{AllowGitWrites: s.cfg.AllowGitWrites}),
+		files:  files.New(ws, files.Options{AllowGitWrites: s.cfg.AllowGitWrites, Scrubber: s.scrub}),
 		search: searcher,
 		shells: shells.New(shells.Options{Dir: ws.Dir(), Env: env, Scrubber: s.scrub, Credential: s.cfg.RunAs}),
 		verify: verify.New(ws, verify.Options{Env: env, Credential: s.cfg.RunAs}),

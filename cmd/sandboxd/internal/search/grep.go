@@ -496,13 +496,14 @@ func (c *collector) result(mode, warnings string) string {
 func (s *Searcher) vetter(path string) *lineVetter {
 	f, err := s.ws.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return newLineVetter(s.scrub, errReader{err})
+		return newLineVetter(s.scrub, errReader{err}, 0)
 	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
 		f.Close()
-		return newLineVetter(s.scrub, errReader{fmt.Errorf("%s is not a regular file", path)})
+		return newLineVetter(s.scrub, errReader{fmt.Errorf("%s is not a regular file", path)}, 0)
 	}
-	return newLineVetter(s.scrub, f)
+	return newLineVetter(s.scrub, f, fi.Size())
 }
 
 type errReader struct{ err error }

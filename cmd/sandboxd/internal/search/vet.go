@@ -59,10 +59,12 @@ type lineVetter struct {
 	marked  map[int]bool
 	restAt  int // every line from this one on holds a secret; 0: none
 	err     error
+	// sizeHint is the file's size when it was opened, 0 if not known.
+	sizeHint int
 }
 
-func newLineVetter(sc *scrub.Scrubber, r io.Reader) *lineVetter {
-	return &lineVetter{sc: sc, r: r, line: 1, marked: map[int]bool{}}
+func newLineVetter(sc *scrub.Scrubber, r io.Reader, sizeHint int64) *lineVetter {
+	return &lineVetter{sc: sc, r: r, line: 1, marked: map[int]bool{}, sizeHint: int(min(sizeHint, vetWindow+vetLookahead))}
 }
 
 // secret reports whether line n (1-based) holds part of a secret. When
@@ -95,13 +97,15 @@ func (v *lineVetter) advance() {
 		return
 	}
 	want := vetWindow + vetLookahead
-	if cap(v.buf) < want {
-		nb := make([]byte, len(v.buf), want)
-		copy(nb, v.buf)
-		v.buf = nb
-	}
 	for !v.eof && len(v.buf) < want {
-		n, err := v.r.Read(v.buf[len(v.buf):want])
+		if len(v.buf) == cap(v.buf) {
+			// Most files are far smaller than a window: the buffer
+			// starts at the size the file had when opened.
+			nb := make([]byte, len(v.buf), min(want, max(2*cap(v.buf), v.sizeHint+1, 4<<10)))
+			copy(nb, v.buf)
+			v.buf = nb
+		}
+		n, err := v.r.Read(v.buf[len(v.buf):cap(v.buf)])
 		v.buf = v.buf[:len(v.buf)+n]
 		if errors.Is(err, io.EOF) {
 			v.eof = true

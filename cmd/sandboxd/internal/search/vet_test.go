@@ -38,16 +38,16 @@ func TestLineVetterMarksSecretLines(t *testing.T) {
 	add("last", false)
 	text := strings.Join(lines, "\n") + "\n"
 
-	v := newLineVetter(scrub.New(nil), strings.NewReader(text))
+	v := newLineVetter(scrub.New(nil), strings.NewReader(text), 0)
 	for n := 1; n <= len(lines); n++ {
 		if got := v.secret(n); got != secret[n] {
 			t.Errorf("line %d (%.40q...): secret %v, want %v", n, lines[n-1], got, secret[n])
 		}
 	}
-	if !newLineVetter(scrub.New(nil), strings.NewReader(text)).any() {
+	if !newLineVetter(scrub.New(nil), strings.NewReader(text), 0).any() {
 		t.Error("any() = false")
 	}
-	if newLineVetter(scrub.New(nil), strings.NewReader("nothing\nhere\n")).any() {
+	if newLineVetter(scrub.New(nil), strings.NewReader("nothing\nhere\n"), 0).any() {
 		t.Error("any() = true on clean text")
 	}
 }

@@ -105,12 +105,26 @@ func linesOf(text string, hits []hit, pat int) []span {
 
 // replaceLines runs p on each of the given lines of text.
 func replaceLines(text string, lines []span, p pattern) string {
+	// Most lines with a trigger hold no secret: the text is copied only
+	// from the first line that changes.
 	var b strings.Builder
-	last := 0
+	last, changed := 0, false
 	for _, l := range lines {
+		line := text[l.start:l.end]
+		r := replace(line, p) // line itself when nothing matched
+		if !changed {
+			if r == line {
+				continue
+			}
+			changed = true
+			b.Grow(len(text))
+		}
 		b.WriteString(text[last:l.start])
-		b.WriteString(replace(text[l.start:l.end], p))
+		b.WriteString(r)
 		last = l.end
+	}
+	if !changed {
+		return text
 	}
 	b.WriteString(text[last:])
 	return b.String()

@@ -29,7 +29,9 @@ DOCKER_PLUGIN_VERSION  ?= 0.1.0
 KUBECTL_PLUGIN_VERSION ?= 0.1.0
 
 # Debian packages the tests and examples need, by the command they provide.
-DEB_DEPS := python3:python3 gcc:gcc protoc:protobuf-compiler kubectl:kubernetes-client rg:ripgrep git:git bash:bash chromium:chromium
+DEB_DEPS := python3:python3 gcc:gcc protoc:protobuf-compiler kubectl:kubernetes-client rg:ripgrep git:git bash:bash
+# ...and those only the tests need (sandboxd's CORS test drives a real browser).
+TEST_DEB_DEPS := chromium:chromium
 
 # make run serves this directory; SANDBOXD_ARGS adds flags (see sandboxd --help).
 WORKSPACE     ?= $(CURDIR)
@@ -40,7 +42,7 @@ TOOLS               := $(CURDIR)/bin/tools
 PROTOC_GEN_GO       := v1.36.12
 PROTOC_GEN_GO_GRPC  := v1.5.1
 
-.PHONY: all build run demo demo-docker example-image test unit deps docker images tools generate bench lint fuzz clean
+.PHONY: all build run demo demo-docker example-image test unit deps test-deps docker images tools generate bench lint fuzz clean
 
 all: build
 
@@ -79,7 +81,7 @@ example-image: docker
 # run took 21 min with both at once, red on load alone).
 # TestLargeInputAllocations counts allocations, which mean nothing under
 # -race (sync.Pool drops items there): it runs once more without it.
-test: deps docker tools lint images
+test: test-deps docker tools lint images
 	$(GO) test -race -p 1 -timeout 30m -count 1 ./...
 	$(GO) test -count 1 -run '^TestLargeInputAllocations$$' ./hooks/wire/
 
@@ -108,19 +110,28 @@ generate: deps tools
 
 # deps installs what is missing and nothing else.
 deps:
-	@missing=""; for dep in $(DEB_DEPS); do \
-		cmd=$${dep%%:*}; pkg=$${dep##*:}; \
-		command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$pkg"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-			echo "installing:$$missing"; \
-			DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
-		else \
-			echo "missing:$$missing — install them (apt-get install$$missing) or run make as root" >&2; exit 1; \
-		fi; \
-	fi
+	@$(call install_debs,$(DEB_DEPS))
+
+test-deps:
+	@$(call install_debs,$(DEB_DEPS) $(TEST_DEB_DEPS))
+
+# install_debs installs the Debian packages of CMD:PACKAGE pairs whose
+# command is missing.
+define install_debs
+missing=""; for dep in $(1); do \
+	cmd=$${dep%%:*}; pkg=$${dep##*:}; \
+	command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$pkg"; \
+done; \
+if [ -n "$$missing" ]; then \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing:$$missing"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	else \
+		echo "missing:$$missing — install them (apt-get install$$missing) or run make as root" >&2; exit 1; \
+	fi; \
+fi
+endef
 
 # docker installs Docker and busybox-static when missing and starts an
 # engine if none answers (scripts/ensure-docker.sh).

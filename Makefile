@@ -79,10 +79,15 @@ example-image: docker
 # cores with containers and execs of their own, and run side by side
 # they starved each other's execs past their timeouts (a fresh clone's
 # run took 21 min with both at once, red on load alone).
+# The Docker suites run one test at a time (-parallel 1): a container
+# start costs the engine a core on fuse-overlayfs, and a slow engine had
+# timed-out cells taking 12 s to start a container; one at a time took
+# 233 s against 200 s here.
 # TestLargeInputAllocations counts allocations, which mean nothing under
 # -race (sync.Pool drops items there): it runs once more without it.
 test: test-deps docker tools lint images
-	$(GO) test -race -p 1 -timeout 30m -count 1 ./...
+	$(GO) test -race -p 1 -timeout 30m -count 1 $$($(GO) list ./... | grep -v '/cmd/promptkit-sandbox-docker')
+	$(GO) test -race -p 1 -parallel 1 -timeout 30m -count 1 ./cmd/promptkit-sandbox-docker/...
 	$(GO) test -count 1 -run '^TestLargeInputAllocations$$' ./hooks/wire/
 
 # unit installs nothing and starts nothing: tests that need Docker, the

@@ -678,21 +678,17 @@ func advCORS(t *testing.T, d *advDaemon) {
 		if len(rec.acao) == 0 {
 			t.Fatal("no answer recorded")
 		}
-		stream := "GET /sse"
 		for req, got := range rec.acao {
-			if got != advOrigin && !(d.tr == advSSE && req == stream) {
+			if got != advOrigin {
 				t.Errorf("the answer to %s from the allowed origin carried Access-Control-Allow-Origin %q, want %q", req, got, advOrigin)
 			}
 		}
 		if d.tr == advSSE {
 			t.Run("sse-stream-allow-origin", func(t *testing.T) {
+				const stream = "GET /sse"
 				got, ok := rec.acao[stream]
 				if !ok {
 					t.Fatalf("no answer to %s recorded: %v", stream, rec.acao)
-				}
-				if got == "*" {
-					t.Skipf("known gap: the SSE stream's answer (%s) carries Access-Control-Allow-Origin %q, not %q: "+
-						"mcp-go's SSE handler sets * over the gate's header when its own CORS option is off", stream, got, advOrigin)
 				}
 				if got != advOrigin {
 					t.Errorf("the answer to %s carried Access-Control-Allow-Origin %q, want %q", stream, got, advOrigin)

@@ -119,12 +119,9 @@ func startHTTPEnv(t *testing.T, env []string, args ...string) *started {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
+	// SIGTERM first: a sandboxd running commands as another user removes
+	// the home it made for them only when it exits on its own.
+	t.Cleanup(func() { stopGracefully(t, cmd) })
 	s := &started{cmd: cmd}
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {

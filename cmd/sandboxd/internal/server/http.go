@@ -49,12 +49,20 @@ func (s *Server) NewHTTP(loopback bool) *HTTP {
 		mcpserver.WithStreamableHTTPLogger(s.log),
 		mcpserver.WithStreamableHTTPProtocolVersions(sessionProtocols...),
 	)
-	h.sse = mcpserver.NewSSEServer(s.mcp,
+	sseOpts := []mcpserver.SSEOption{
 		mcpserver.WithSSEEndpoint(PathSSE),
 		mcpserver.WithMessageEndpoint(PathMessage),
 		mcpserver.WithUseFullURLForMessageEndpoint(false),
 		mcpserver.WithKeepAlive(true),
-	)
+	}
+	if len(s.cfg.AllowedOrigins) > 0 {
+		// Without a CORS configuration of its own mcp-go answers the SSE
+		// stream with Allow-Origin "*", over the origin the gate set. The
+		// gate has refused every other origin by then; this keeps the
+		// stream's answer naming the one it let through.
+		sseOpts = append(sseOpts, mcpserver.WithSSECORS(mcpserver.WithCORSAllowedOrigins(s.cfg.AllowedOrigins...)))
+	}
+	h.sse = mcpserver.NewSSEServer(s.mcp, sseOpts...)
 	mux := http.NewServeMux()
 	mux.Handle(PathMCP, h.streamable)
 	mux.Handle(PathSSE, h.sse.SSEHandler())

@@ -127,6 +127,14 @@ func serve(opts ServeOpts) int {
 		return 1
 	}
 
+	// A host that died leaves our stdout and stderr (its pipes) broken:
+	// the Go runtime would end the process at the first log line written
+	// there with SIGPIPE, before it could kill and remove what its calls
+	// run. Notified, a write to them just fails.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
+
 	// SIGTERM stops serving the way the host's shutdown does, so open
 	// sandboxes are closed before the process exits. (go-plugin ignores
 	// SIGINT: a Ctrl-C reaches the whole process group, and the host
@@ -144,6 +152,7 @@ func serve(opts ServeOpts) int {
 			return
 		}
 		log.Info("SIGTERM: stopping")
+		removeSocketDir() // no new connection is wanted now
 		if s := grpcServer.Load(); s != nil {
 			s.Stop()
 			return
@@ -163,7 +172,18 @@ func serve(opts ServeOpts) int {
 		Logger:      log,
 	})
 	srv.shutdown(ShutdownGrace)
+	removeSocketDir()
 	return 0
+}
+
+// removeSocketDir removes the directory the host made for this plugin's
+// socket. The host removes it when it stops the plugin; a host that was
+// SIGKILLed cannot, so the plugin does as it stops. The directory is this
+// process's alone: the host made it for this start.
+func removeSocketDir() {
+	if dir := os.Getenv(goplugin.EnvUnixSocketDir); dir != "" {
+		_ = os.RemoveAll(dir)
+	}
 }
 
 func debugMode(v string) bool {

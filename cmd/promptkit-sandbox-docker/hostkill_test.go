@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/internal/sandboxtest"
 )
 
@@ -62,6 +63,9 @@ func TestHostSIGKILLLeavesNothing(t *testing.T) {
 			marker := sandboxtest.NewMarker()
 			host := exec.Command(cli, "spawn", "--plugin-dir", pluginDir, "--config", cfg, "--sandbox", box,
 				"--timeout", "5m", "--", "sh", "-c", script, marker)
+			// The plugins' socket directories go here, to be checked.
+			tmp := t.TempDir()
+			host.Env = append(os.Environ(), "TMPDIR="+tmp)
 			if err := host.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -77,6 +81,10 @@ func TestHostSIGKILLLeavesNothing(t *testing.T) {
 
 			sandboxtest.AssertNoProcs(t, marker, 5*time.Second)
 			t.Logf("the call's processes were gone %v after the host's SIGKILL", time.Since(killed).Round(time.Millisecond))
+			// The plugin outlives its host by its shutdown: it must not
+			// die of the host's broken pipes first (SIGPIPE), and it
+			// removes the socket directory the host could not.
+			assertNoSocketDirs(t, tmp, killed.Add(plugin.ShutdownGrace+5*time.Second))
 			if box == "fresh" {
 				// The kill above lands in milliseconds; the removal that
 				// follows goes at the engine's pace, which a loaded engine
@@ -145,5 +153,23 @@ func assertContainersGone(t *testing.T, procs []sandboxtest.Proc, deadline time.
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
+	}
+}
+
+// assertNoSocketDirs waits until dir holds no plugin socket directory.
+func assertNoSocketDirs(t *testing.T, dir string, deadline time.Time) {
+	t.Helper()
+	for {
+		left, err := filepath.Glob(filepath.Join(dir, "promptkit-plugin-*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin socket directories left after the host's SIGKILL: %v", left)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
-	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/internal/sandboxtest"
+	"github.com/altairalabs/promptkit-sandbox/plugin"
 )
 
 // TestHostSIGKILLLeavesNothing SIGKILLs the host CLI in the middle of a

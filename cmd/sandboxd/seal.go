@@ -58,7 +58,7 @@ func sealSecrets(args, environ []string, getenv func(string) string) error {
 	}
 	drop := map[string]bool{"SANDBOXD_TOKEN": true, "SANDBOXD_TOKEN_FILE": true}
 	for _, name := range o.secretEnv {
-		if v, ok := lookup(environ, name); ok {
+		if v := getenv(name); v != "" {
 			if s.Secrets == nil {
 				s.Secrets = map[string]string{}
 			}
@@ -96,16 +96,6 @@ func sealSecrets(args, environ []string, getenv func(string) string) error {
 	err = syscall.Exec("/proc/self/exe", argv, env)
 	unix.Close(fd)
 	return fmt.Errorf("seal secrets: exec: %w", err)
-}
-
-// lookup finds name in environ, as os.LookupEnv would.
-func lookup(environ []string, name string) (string, bool) {
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
-			return v, true
-		}
-	}
-	return "", false
 }
 
 // withoutTokenFlags is args without --token and --token-file and their

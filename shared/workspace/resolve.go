@@ -44,6 +44,18 @@ func (w *Workspace) retry(path, rel string, follow bool, op func(rel string) err
 	return w.wrap(path, op(real))
 }
 
+// Resolve is the path, relative to the root, that path names once its
+// symlinks are followed (the last component's too): where WriteFile
+// writes, and what a reader of path reads. Components that do not exist
+// yet are kept as written. A path that leads out is an *OutsideError.
+func (w *Workspace) Resolve(path string) (string, error) {
+	rel, err := w.Rel(path)
+	if err != nil {
+		return "", err
+	}
+	return w.resolve(path, rel, true)
+}
+
 // resolve follows the symlinks in rel, in the root, and returns the path
 // they lead to, relative to the root. A relative link is read from the
 // directory that holds it; an absolute one must name a path under the

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -41,7 +40,6 @@ type Options struct {
 type Files struct {
 	ws   *workspace.Workspace
 	opts Options
-	root string // the workspace directory, symlinks resolved
 
 	// mu makes checking a file against a ledger and writing it one step
 	// for the sessions of this process, so two of them editing the same
@@ -61,11 +59,7 @@ func New(ws *workspace.Workspace, opts Options) *Files {
 	if opts.MaxReadBytes <= 0 {
 		opts.MaxReadBytes = DefaultMaxReadBytes
 	}
-	root, err := filepath.EvalSymlinks(ws.Dir())
-	if err != nil {
-		root = ws.Dir() // it resolved when the workspace opened
-	}
-	return &Files{ws: ws, opts: opts, root: root}
+	return &Files{ws: ws, opts: opts}
 }
 
 var (
@@ -91,23 +85,20 @@ func (f *Files) locate(path string) (target, error) {
 	if err != nil {
 		return target{}, err
 	}
-	if !f.opts.AllowGitWrites && inGitDir(rel) {
-		return target{}, ErrGitDir
+	if err := f.checkProtected(path, rel); err != nil {
+		return target{}, err
 	}
 	t := target{rel: rel, abs: abs}
 	fi, err := f.ws.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return t, f.checkProtected(rel, false)
+		return t, nil
 	case err != nil:
 		return target{}, err
 	case fi.IsDir():
 		return target{}, errors.New("it is a directory, not a file")
 	case !fi.Mode().IsRegular():
 		return target{}, fmt.Errorf("it is not a regular file (%s)", fi.Mode().Type())
-	}
-	if err := f.checkProtected(rel, true); err != nil {
-		return target{}, err
 	}
 	t.info = fi
 	return t, nil

@@ -2,13 +2,8 @@ package files
 
 import (
 	"errors"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrGitDir is the error of a Write or Edit under a .git directory. What
@@ -19,52 +14,25 @@ import (
 var ErrGitDir = errors.New("it is inside a .git directory, which holds commands git runs on the host " +
 	"(core.fsmonitor, hooks); run git through Bash instead (sandboxd --allow-git-writes lifts this)")
 
-// checkProtected refuses rel (relative to the root, cleaned) when it
-// lies in a .git directory, or is a .git file, either as written or where
-// its symlinks lead. An existing file is judged where it resolves; a new
-// one by its nearest existing directory, and the components below it as
-// written.
-func (f *Files) checkProtected(rel string, exists bool) error {
+// checkProtected refuses path (rel, relative to the root) when it lies
+// in a .git directory, or is a .git file, as written or where its
+// symlinks lead: the workspace's own resolution, which is where WriteFile
+// writes.
+func (f *Files) checkProtected(path, rel string) error {
 	if f.opts.AllowGitWrites {
 		return nil
 	}
 	if inGitDir(rel) {
 		return ErrGitDir
 	}
-	at := rel
-	if !exists {
-		at = filepath.Dir(rel)
-	}
-	for {
-		real, err := f.resolve(at)
-		switch {
-		case err == nil:
-			r, err := filepath.Rel(f.root, real)
-			if err != nil || inGitDir(r) {
-				return ErrGitDir
-			}
-			return nil
-		case !errors.Is(err, fs.ErrNotExist):
-			return err
-		case at == ".":
-			return nil
-		}
-		at = filepath.Dir(at)
-	}
-}
-
-// resolve is where rel, a regular file or a directory, leads in the file
-// system, symlinks followed (inside the root, as the root follows them):
-// the path the kernel reports for a descriptor open on it. (Not O_PATH:
-// the root opens the last component without following it then, and the
-// descriptor would name the symlink.)
-func (f *Files) resolve(rel string) (string, error) {
-	file, err := f.ws.OpenFile(rel, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	real, err := f.ws.Resolve(path)
 	if err != nil {
-		return "", err
+		return err
 	}
-	defer file.Close()
-	return os.Readlink("/proc/self/fd/" + strconv.Itoa(int(file.Fd())))
+	if inGitDir(real) {
+		return ErrGitDir
+	}
+	return nil
 }
 
 // inGitDir reports whether a relative path has a component named .git

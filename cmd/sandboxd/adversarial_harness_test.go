@@ -247,20 +247,6 @@ func (d *advDaemon) put(t *testing.T, rel, content string) string {
 	return p
 }
 
-// needRootOrSkip skips the rest of a test that needs root, unless in CI,
-// which has it.
-func needRootOrSkip(t *testing.T, what string) bool {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return true
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("CI runs as root, and %s needs it", what)
-	}
-	t.Logf("skipping %s: it needs root (to run commands as another user)", what)
-	return false
-}
-
 // fragments are the n-character pieces of s: a leak shows one.
 func fragments(s string, n int) []string {
 	var out []string

@@ -145,7 +145,7 @@ func advProcEnviron(t *testing.T, d *advDaemon) {
 		}
 	}
 	if !d.runAs {
-		needRootOrSkip(t, "the kill and token-file attacks (as the same user they succeed, as documented)")
+		proctest.HaveRoot(t, "the kill and token-file attacks (as the same user they succeed, as documented)")
 		return
 	}
 	if got := d.bash(t, "id -u; id -g"); got != "65534\n65534\n" {
@@ -773,7 +773,7 @@ func listDir(t *testing.T, dir string) string {
 // the file itself, never reach it.
 func advHardLinks(t *testing.T, d *advDaemon) {
 	if !d.runAs {
-		needRootOrSkip(t, "hard links made as another user")
+		proctest.HaveRoot(t, "hard links made as another user")
 		t.Skip("as the same user, a hard link reaches only what that user could read anyway (docs/security.md)")
 	}
 	if b, _ := os.ReadFile("/proc/sys/fs/protected_hardlinks"); strings.TrimSpace(string(b)) != "1" {

@@ -14,17 +14,6 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 )
 
-// needRoot skips a test that needs root, unless in CI, which has it.
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI runs as root, and this test needs it")
-		}
-		t.Skip("running commands as another user needs root")
-	}
-}
-
 // nobodyWorkspace is a fresh workspace owned by UID and GID 65534, on a
 // path that user can reach.
 func nobodyWorkspace(t *testing.T) string {
@@ -53,7 +42,7 @@ func nobodyWorkspace(t *testing.T) string {
 // /proc files or the token file; the workspace stays theirs both ways
 // (what Write makes they can change, what they make Edit can change).
 func TestRunAsWorkspaceOwner(t *testing.T) {
-	needRoot(t)
+	proctest.RequireRoot(t)
 	ws := nobodyWorkspace(t)
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	const token = "run-as-token-0123456789abcdef0123456789"
@@ -101,7 +90,7 @@ func TestRunAsWorkspaceOwner(t *testing.T) {
 // TestRunAsRefusesAnUnusableWorkspace: a user that could not write the
 // workspace is refused at start, as bad input.
 func TestRunAsRefusesAnUnusableWorkspace(t *testing.T) {
-	needRoot(t)
+	proctest.RequireRoot(t)
 	ws := t.TempDir() // root's, 0700
 	err := run(context.Background(), []string{"--workspace", ws, "--run-as", "65534", "--stdio"},
 		func(string) string { return "" }, strings.NewReader(""), io.Discard, io.Discard)

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 )
 
 // nobody is the user and group a credential test runs its process as.
@@ -17,12 +19,7 @@ const nobody = 65534
 // neither signal the supervisor (which stays the host's user) nor read
 // the host's memory.
 func TestCredential(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI runs as root, and this test needs it")
-		}
-		t.Skip("running as another user needs root")
-	}
+	proctest.RequireRoot(t)
 	cred := &syscall.Credential{Uid: nobody, Gid: nobody}
 	run := func(t *testing.T) {
 		resp, err := Run(context.Background(), sh(`id -u; id -g; id -G; kill -0 $PPID 2>/dev/null && echo signalled-parent; cat /proc/`+strconv.Itoa(os.Getpid())+`/environ >/dev/null 2>&1 && echo read-host; true`),

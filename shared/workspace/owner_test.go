@@ -5,18 +5,15 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 )
 
 // TestWriteFileOwners: run as root, a write keeps the owner of the file
 // it replaces, and what it creates (the file, its new directories) gets
 // the owner SetOwner named, or root's without one.
 func TestWriteFileOwners(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI runs as root, and this test needs it")
-		}
-		t.Skip("owners can be given only as root")
-	}
+	proctest.RequireRoot(t) // owners can be given only as root
 	dir := t.TempDir()
 	w, err := Open(dir)
 	if err != nil {

@@ -335,10 +335,16 @@ func (m *Manager) Forget(owner string) {
 	}
 	m.tombList = kept
 	m.mu.Unlock()
-	for _, sh := range gone {
+	stopShells(gone)
+}
+
+// stopShells stops each shell with its process group, all at once, and
+// waits until every one has ended.
+func stopShells(shells []*bgShell) {
+	for _, sh := range shells {
 		sh.proc.Stop()
 	}
-	for _, sh := range gone {
+	for _, sh := range shells {
 		<-sh.done
 	}
 }

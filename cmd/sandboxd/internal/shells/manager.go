@@ -206,12 +206,7 @@ func (m *Manager) Close() error {
 	for _, p := range fg {
 		p.Stop()
 	}
-	for _, sh := range bg {
-		sh.proc.Stop()
-	}
+	stopShells(bg)
 	m.fgWG.Wait()
-	for _, sh := range bg {
-		<-sh.done
-	}
 	return nil
 }

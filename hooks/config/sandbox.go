@@ -94,14 +94,7 @@ func (p *parser) sandbox(e pair, modes ModeSet, checkModes bool) (Sandbox, bool)
 	if sb.OpenTimeout == 0 {
 		sb.OpenTimeout = DefaultOpenTimeout
 	}
-	if mounts, ok := sb.Config["mounts"].([]any); ok {
-		sb.Config["mounts"] = p.resolveMounts(mounts)
-	}
-	for _, key := range pathKeys {
-		if v, ok := sb.Config[key].(string); ok {
-			sb.Config[key] = p.resolvePath(v)
-		}
-	}
+	resolvePaths(sb.Config, p.dir)
 	return sb, true
 }
 
@@ -128,19 +121,32 @@ func (p *parser) openTimeout(v *yaml.Node, entry string) time.Duration {
 // ("kubectl") is left for a PATH lookup.
 var pathKeys = []string{"kubeconfig", "kubectl_path", "docker_path"}
 
-func (p *parser) resolvePath(v string) string {
+// resolvePaths makes the relative paths of a sandbox's config absolute
+// against dir, in place: the pathKeys and the host side of mounts.
+func resolvePaths(cfg map[string]any, dir string) {
+	if mounts, ok := cfg["mounts"].([]any); ok {
+		cfg["mounts"] = resolveMounts(mounts, dir)
+	}
+	for _, key := range pathKeys {
+		if v, ok := cfg[key].(string); ok {
+			cfg[key] = resolvePath(v, dir)
+		}
+	}
+}
+
+func resolvePath(v, dir string) string {
 	if v == "" || filepath.IsAbs(v) || strings.HasPrefix(v, "~") || !(strings.HasPrefix(v, ".") || strings.Contains(v, "/")) {
 		return v
 	}
-	return filepath.Join(p.dir, v)
+	return filepath.Join(dir, v)
 }
 
 // resolveMounts makes the host side of "-v"-style mount specs
 // (SRC:DST[:opts]) absolute when it is a relative path ("./hooks",
-// "data/x"), against the config file's directory, as the design asks of
-// every relative path in a config. Named volumes (no "/", no leading ".")
-// and anything that is not a string are left for the backend to judge.
-func (p *parser) resolveMounts(mounts []any) []any {
+// "data/x"), against dir, as the design asks of every relative path in a
+// config. Named volumes (no "/", no leading ".") and anything that is not
+// a string are left for the backend to judge.
+func resolveMounts(mounts []any, dir string) []any {
 	out := make([]any, len(mounts))
 	for i, m := range mounts {
 		out[i] = m
@@ -152,7 +158,7 @@ func (p *parser) resolveMounts(mounts []any) []any {
 		if !found || src == "" || filepath.IsAbs(src) || !(strings.HasPrefix(src, ".") || strings.Contains(src, "/")) {
 			continue
 		}
-		out[i] = filepath.Join(p.dir, src) + ":" + rest
+		out[i] = filepath.Join(dir, src) + ":" + rest
 	}
 	return out
 }

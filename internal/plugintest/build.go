@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -35,12 +36,47 @@ func BuildCLIAndPlugin(t testing.TB, dir, cliPkg, name, version string) (cli, pl
 // make test.
 func GoBuild(t testing.TB, out, pkg, ldflags string) {
 	t.Helper()
+	goBuildIn(t, "", out, pkg, ldflags)
+}
+
+// BuildPlugin builds the plugin cmd/promptkit-sandbox-NAME at version
+// into dir, named as make build names it, and returns its path. It works
+// from any module's tests (the PromptKit adapter's too): the build runs
+// in this repository's root, found from this file's own path.
+func BuildPlugin(t testing.TB, dir, name, version string) string {
+	t.Helper()
+	out := filepath.Join(dir, "promptkit-sandbox-"+name+"_v"+version)
+	goBuildIn(t, repoRoot(t), out, "./cmd/promptkit-sandbox-"+name, "-X main.version="+version)
+	return out
+}
+
+// BuildCLI builds the host CLI, promptkit-sandbox, into dir and returns
+// its path; like BuildPlugin it works from any module's tests.
+func BuildCLI(t testing.TB, dir string) string {
+	t.Helper()
+	out := filepath.Join(dir, "promptkit-sandbox")
+	goBuildIn(t, repoRoot(t), out, "./cmd/promptkit-sandbox", "")
+	return out
+}
+
+// repoRoot is the root of the source tree this file is in.
+func repoRoot(t testing.TB) string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("plugintest: cannot tell where the source tree is")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func goBuildIn(t testing.TB, workdir, out, pkg, ldflags string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skipf("skipping in -short mode: builds %s with go build (make test runs it)", pkg)
 	}
 	// Stripped, as make build ships them: a plugin's own binary is the
 	// resident it copies into containers and pods, 30% smaller so.
 	cmd := exec.Command("go", "build", "-trimpath", "-o", out, "-ldflags", strings.TrimSpace("-s -w "+ldflags), pkg)
+	cmd.Dir = workdir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)

@@ -1,0 +1,174 @@
+package promptkit
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/altairalabs/promptkit-sandbox/plugin/host"
+	"github.com/altairalabs/promptkit-sandbox/plugin/lockfile"
+)
+
+// Options configure an Adapter. The zero value searches the default
+// plugin directories, enforces a lock file only if one lies in the
+// working directory, and logs warnings to stderr.
+type Options struct {
+	// PluginDirs, when non-empty, replace the default plugin search path
+	// ($PROMPTKIT_PLUGIN_PATH, then the user's and the program's plugin
+	// directories; see docs/plugins.md), as the CLI's --plugin-dir does.
+	PluginDirs []string
+	// LockFile is the lock file to enforce: a plugin whose SHA-256
+	// differs from the one recorded is refused before it runs. Empty
+	// means BaseDir's promptkit-sandbox.lock, if it exists.
+	LockFile string
+	// BaseDir is what relative paths in a sandbox entry resolve against
+	// (mounts, kubeconfig, kubectl_path, docker_path, and the command of
+	// a hook in a direct sandbox when ReplaceDirect is set). Empty means
+	// the working directory when New runs.
+	BaseDir string
+	// ReplaceDirect makes Register replace PromptKit's direct mode with
+	// promptkit-sandbox's.
+	ReplaceDirect bool
+	// Logger receives the adapter's warnings (truncated output) and,
+	// named for each plugin, the plugins' own logs. Nil logs at info
+	// level to stderr.
+	Logger hclog.Logger
+	// LookupEnv resolves ${NAME} in sandbox entries (default
+	// os.LookupEnv).
+	LookupEnv func(string) (string, bool)
+	// PluginStartTimeout bounds a plugin's start and handshake
+	// (host.DefaultStartTimeout when zero).
+	PluginStartTimeout time.Duration
+}
+
+// Adapter serves promptkit-sandbox's sandboxes to PromptKit. It is safe
+// for concurrent use. Close it when the program is done with PromptKit.
+type Adapter struct {
+	opts    Options
+	baseDir string
+	log     hclog.Logger
+	host    *host.Host
+
+	mu      sync.Mutex
+	entries map[string]*entry // open sandboxes, by key (see entryKey)
+	closed  bool
+
+	stats counters
+}
+
+// New finds the plugins and reads the lock file. It starts no plugin:
+// each starts when a sandbox first needs it (Modes asks the plugins it
+// has not seen before what they serve).
+func New(opts Options) (*Adapter, error) {
+	base := opts.BaseDir
+	if base == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("promptkit adapter: base directory: %w", err)
+		}
+		base = wd
+	}
+	base, err := filepath.Abs(base)
+	if err != nil {
+		return nil, fmt.Errorf("promptkit adapter: base directory: %w", err)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = hclog.New(&hclog.LoggerOptions{Name: "promptkit-sandbox", Level: hclog.Info, Output: os.Stderr})
+	}
+	lock := opts.LockFile
+	if lock == "" {
+		lock = lockfile.Path(base)
+	}
+	h, err := host.New(host.WithEnv(host.Options{
+		Dirs:         opts.PluginDirs,
+		LockPath:     lock,
+		Logger:       log,
+		StartTimeout: opts.PluginStartTimeout,
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("promptkit adapter: %w", err)
+	}
+	return &Adapter{
+		opts:    opts,
+		baseDir: base,
+		log:     log,
+		host:    h,
+		entries: make(map[string]*entry),
+	}, nil
+}
+
+// ErrClosed is returned by a sandbox, factory or Register of an adapter
+// that has been closed.
+var ErrClosed = errors.New("promptkit-sandbox adapter is closed")
+
+// Close releases every sandbox the adapter opened — warm containers,
+// residents, connections — and stops the plugin processes. Calls in
+// flight end with an error; sandboxes PromptKit still holds fail with
+// ErrClosed from then on. Close is idempotent.
+func (a *Adapter) Close() error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil
+	}
+	a.closed = true
+	entries := make([]*entry, 0, len(a.entries))
+	for _, e := range a.entries {
+		entries = append(entries, e)
+	}
+	a.entries = nil
+	a.mu.Unlock()
+
+	var errs []error
+	for _, e := range entries {
+		errs = append(errs, e.close())
+	}
+	errs = append(errs, a.host.Close())
+	return errors.Join(errs...)
+}
+
+func (a *Adapter) isClosed() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.closed
+}
+
+// Stats count what the adapter did since New.
+type Stats struct {
+	// Sandboxes is how many sandboxes are open now.
+	Sandboxes int
+	// Opened counts sandboxes opened; Reused counts factory calls that
+	// were served a sandbox already open for the same entry.
+	Opened, Reused uint64
+	// Spawns counts hook processes run.
+	Spawns uint64
+	// StdoutTruncated and StderrTruncated count calls whose stream passed
+	// the sandbox's output limit and was cut (each is also logged).
+	StdoutTruncated, StderrTruncated uint64
+}
+
+type counters struct {
+	opened, reused, spawns, stdoutCut, stderrCut atomic.Uint64
+}
+
+// Stats returns the adapter's counters.
+func (a *Adapter) Stats() Stats {
+	a.mu.Lock()
+	n := len(a.entries)
+	a.mu.Unlock()
+	return Stats{
+		Sandboxes:       n,
+		Opened:          a.stats.opened.Load(),
+		Reused:          a.stats.reused.Load(),
+		Spawns:          a.stats.spawns.Load(),
+		StdoutTruncated: a.stats.stdoutCut.Load(),
+		StderrTruncated: a.stats.stderrCut.Load(),
+	}
+}

@@ -2,12 +2,14 @@ package promptkit_test
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	pklogger "github.com/AltairaLabs/PromptKit/runtime/logger"
 	"github.com/go-logr/logr"
 	"github.com/hashicorp/go-hclog"
 	"k8s.io/klog/v2"
@@ -30,6 +32,8 @@ var buildRoot string
 
 func TestMain(m *testing.M) {
 	klog.SetLogger(logr.Discard())
+	// PromptKit logs every conversation at info.
+	pklogger.SetLogger(slog.New(slog.DiscardHandler))
 	dir, err := os.MkdirTemp("", "promptkit-adapter-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -134,4 +134,3 @@ func randomHex(t testing.TB) string {
 	}
 	return hex.EncodeToString(b[:])
 }
-

@@ -109,7 +109,7 @@ func New(opts Options) (*Adapter, error) {
 var ErrClosed = errors.New("promptkit-sandbox adapter is closed")
 
 // Close releases every sandbox the adapter opened — warm containers,
-// residents, connections — and stops the plugin processes. Calls in
+// residents, connections — and stops the plugin processes. Plugin calls in
 // flight end with an error; sandboxes PromptKit still holds fail with
 // ErrClosed from then on. Close is idempotent.
 func (a *Adapter) Close() error {

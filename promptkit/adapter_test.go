@@ -237,3 +237,27 @@ func TestRelativeCommandResolvesAgainstBaseDir(t *testing.T) {
 		t.Errorf("PromptKit's direct found ./hook.sh in the working directory; the documented difference is gone")
 	}
 }
+
+// TestConcurrentLoadsOpenOnce: loads racing for the same entry wait for
+// one open and share it.
+func TestConcurrentLoadsOpenOnce(t *testing.T) {
+	a := directAdapter(t, promptkit.Options{})
+	f := a.Factory("direct")
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			sb, err := f("hooks", map[string]any{"timeout": "5s"})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if resp, err := spawnSh(t, sb, "echo ok"); err != nil || string(resp.Stdout) != "ok\n" {
+				t.Errorf("spawn: %q, %v", resp.Stdout, err)
+			}
+		})
+	}
+	wg.Wait()
+	if s := a.Stats(); s.Opened != 1 || s.Reused != 15 || s.Spawns != 16 {
+		t.Errorf("stats = %+v; want one open shared by 16 loads", s)
+	}
+}

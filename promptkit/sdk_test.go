@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -133,4 +134,67 @@ func randomHex(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return hex.EncodeToString(b[:])
+}
+
+// TestSDKOpenThroughEveryBackend opens a conversation with sdk.Open, a
+// mock provider and WithRuntimeConfig in each backend: the provider hook
+// allows and denies (with metadata) through it, and the session observer
+// runs at open and at close.
+func TestSDKOpenThroughEveryBackend(t *testing.T) {
+	base := t.TempDir()
+	env := map[string]string{}
+	bs := backends(t, base, env)
+	a := newAdapter(t, base, env)
+	if err := a.Register(nil); err != nil {
+		t.Fatal(err)
+	}
+	packPath := writeFile(t, filepath.Join(base, "agent.pack.json"), pack)
+	for _, b := range bs {
+		t.Run(b.name, func(t *testing.T) {
+			cfg := writeFile(t, filepath.Join(base, "sdk-"+b.name+".yaml"), fmt.Sprintf(`apiVersion: promptkit.altairalabs.ai/v1alpha1
+kind: RuntimeConfig
+spec:
+  sandboxes:
+    %s:
+%s  hooks:
+    guard:
+      command: %s
+      hook: provider
+      phases: [before_call]
+      timeout_ms: 30000
+      sandbox: %s
+    audit:
+      command: %s
+      hook: session
+      phases: [session_start, session_end]
+      mode: observe
+      env: [VERDICT_LOG=%s]
+      timeout_ms: 30000
+      sandbox: %s
+`, b.name, indent(b.entry, 6), b.hook, b.name, b.hook, b.logEnv, b.name))
+			conv, err := sdk.Open(packPath, "chat", sdk.WithRuntimeConfig(cfg),
+				sdk.WithProvider(mock.NewProvider("mock", "mock-model", false)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if _, err := conv.Send(ctx, "hello"); err != nil {
+				t.Errorf("allowed message: %v", err)
+			}
+			_, err = conv.Send(ctx, "meta-me")
+			var denied *hooks.HookDeniedError
+			if !errors.As(err, &denied) || denied.Reason != "request contains meta-me" ||
+				denied.Metadata["rule"] != "meta" || denied.Metadata["score"] != 0.5 {
+				t.Errorf("denied message: err = %v (%+v); want the guard's deny with its metadata", err, denied)
+			}
+			if err := conv.Close(); err != nil {
+				t.Fatal(err)
+			}
+			log, err := os.ReadFile(b.logHost)
+			if got := strings.TrimSpace(string(log)); err != nil || got != "session session_start\nsession session_end" {
+				t.Errorf("observer log = %q, %v; want session_start then session_end", got, err)
+			}
+		})
+	}
 }

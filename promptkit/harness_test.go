@@ -187,6 +187,21 @@ func backends(t testing.TB, base string, env map[string]string) []backend {
 	}
 }
 
+// registeredBackends sets up the four backends and an adapter whose
+// modes are registered with PromptKit's process-wide registry, which is
+// where PromptKit's loaders look.
+func registeredBackends(t testing.TB) (base string, bs []backend, a *promptkit.Adapter) {
+	t.Helper()
+	base = t.TempDir()
+	env := map[string]string{}
+	bs = backends(t, base, env)
+	a = newAdapter(t, base, env)
+	if err := a.Register(nil); err != nil {
+		t.Fatal(err)
+	}
+	return base, bs, a
+}
+
 // indent indents every line of s by n spaces.
 func indent(s string, n int) string {
 	pad := strings.Repeat(" ", n)

@@ -215,13 +215,7 @@ var want = map[string]string{
 // docker_exec and kubectl_exec sandboxes, and through PromptKit's own
 // direct sandbox side by side, and checks every decision.
 func TestPromptKitPipeline(t *testing.T) {
-	base := t.TempDir()
-	env := map[string]string{}
-	bs := backends(t, base, env)
-	a := newAdapter(t, base, env)
-	if err := a.Register(nil); err != nil {
-		t.Fatal(err)
-	}
+	base, bs, a := registeredBackends(t)
 	pk := bs[0]
 	pk.name, pk.logEnv, pk.logHost = "", pk.logEnv+".pk", pk.logHost+".pk"
 	all := append([]backend{pk}, bs...)

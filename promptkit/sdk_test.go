@@ -141,13 +141,7 @@ func randomHex(t testing.TB) string {
 // allows and denies (with metadata) through it, and the session observer
 // runs at open and at close.
 func TestSDKOpenThroughEveryBackend(t *testing.T) {
-	base := t.TempDir()
-	env := map[string]string{}
-	bs := backends(t, base, env)
-	a := newAdapter(t, base, env)
-	if err := a.Register(nil); err != nil {
-		t.Fatal(err)
-	}
+	base, bs, _ := registeredBackends(t)
 	packPath := writeFile(t, filepath.Join(base, "agent.pack.json"), pack)
 	for _, b := range bs {
 		t.Run(b.name, func(t *testing.T) {

@@ -23,7 +23,7 @@ const labelName = "org.promptkit.sandbox.name"
 // pool of one, and cold, without. It returns the config and each
 // sandbox's label selector, whose containers are removed when the test
 // ends.
-func dockerConfig(t *testing.T) (cfg, warm, warmLabel, cold, coldLabel string) {
+func dockerConfig(t testing.TB) (cfg, warm, warmLabel, cold, coldLabel string) {
 	t.Helper()
 	image := dockertest.Image(t, dockertest.Hooks)
 	var b [4]byte
@@ -122,19 +122,19 @@ func TestExecDockerKilled(t *testing.T) {
 // waitContainers waits, up to 30 s (a loaded engine removes containers
 // slowly), until exactly n running containers carry the label, and
 // returns their full IDs.
-func waitContainers(t *testing.T, label string, n int) []string {
+func waitContainers(t testing.TB, label string, n int) []string {
 	t.Helper()
 	return waitPS(t, label, n, "running")
 }
 
 // waitRemoved waits, up to 30 s, until no container carries the label,
 // in any state.
-func waitRemoved(t *testing.T, label string) {
+func waitRemoved(t testing.TB, label string) {
 	t.Helper()
 	waitPS(t, label, 0, "existing", "--all")
 }
 
-func waitPS(t *testing.T, label string, n int, what string, flags ...string) []string {
+func waitPS(t testing.TB, label string, n int, what string, flags ...string) []string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -122,4 +125,34 @@ func canonical(t testing.TB, path string) string {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestExecServedConcurrently: calls through one serve run side by side,
+// each with its own stdin, output and status.
+func TestExecServedConcurrently(t *testing.T) {
+	dir := shortTempDir(t)
+	cfg := writeConfig(t, dir, directConfig)
+	sock := filepath.Join(dir, "s.sock")
+	startServe(t, sock, nil, "--config", cfg) // and the CLI is built
+	env := isolated(t)
+	const calls = 8
+	results := make(chan string, calls)
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := fmt.Sprintf("call-%d", i)
+			r := runExec(t, env, []byte(in), "--socket", sock, "--config", cfg, "--sandbox", "host",
+				"--", "sh", "-c", `sleep 0.2; cat; exit "$0"`, strconv.Itoa(i))
+			if r.code != i || r.stdout != in {
+				results <- fmt.Sprintf("call %d: %+v", i, r)
+			}
+		}()
+	}
+	wg.Wait()
+	close(results)
+	for msg := range results {
+		t.Error(msg)
+	}
 }

@@ -115,7 +115,8 @@ func hookCommand(ctx context.Context, t testing.TB, env []string, stdin []byte, 
 	return cmd, &stdout, &stderr
 }
 
-// runExec runs exec to its end, within a minute.
+// runExec runs exec to its end, within a minute. The CLI must be built
+// (cliBinary) before it is called from a goroutine.
 func runExec(t testing.TB, env []string, stdin []byte, args ...string) execResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -128,7 +129,9 @@ func runExec(t testing.TB, env []string, stdin []byte, args ...string) execResul
 	case errors.As(err, &ee):
 		code = ee.ExitCode()
 	case err != nil:
-		t.Fatalf("exec %v: %v", args, err)
+		// Errorf, not Fatalf: runExec may run on a goroutine of its own.
+		t.Errorf("exec %v: %v", args, err)
+		code = -1
 	}
 	return execResult{code, stdout.String(), stderr.String()}
 }

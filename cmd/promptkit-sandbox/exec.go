@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"strings"
@@ -50,8 +50,11 @@ func (e *cliEnv) exec(args []string) int {
 	case err == nil:
 		log.Debug("running the call through serve", "socket", path)
 		return e.execServed(ctx, log, f, cfg, path, conn)
-	case !explicit && errors.Is(err, errNoServe):
-		log.Debug("no serve on the default socket: running cold", "socket", path, "reason", err)
+	case !explicit && !sandbox.Done(ctx):
+		// Nothing there, a stale socket, or one we will not talk to (a
+		// serve of another user): the default socket is only a guess, and
+		// a cold call sends nothing to it.
+		log.Debug("no usable serve on the default socket: running cold", "socket", path, "reason", err)
 		// The file as given: paths in it resolve against its directory,
 		// which a symlink's may not be.
 		return e.spawnCold(ctx, f, *f.cfgPath)
@@ -77,7 +80,7 @@ func (e *cliEnv) execServed(ctx context.Context, log hclog.Logger, f *spawnFlags
 	client := plugin.NewClient(cc)
 	d, err := client.Describe(ctx)
 	if err != nil {
-		return e.spawnExitCode(f.cmd, err)
+		return e.spawnExitCode(f.cmd, fmt.Errorf("serve on %s: %w", path, err))
 	}
 	mode, code := e.servedModeOf(d, f, cfg, path)
 	if code != exitOK {
@@ -85,7 +88,7 @@ func (e *cliEnv) execServed(ctx context.Context, log hclog.Logger, f *spawnFlags
 	}
 	sb, err := client.Open(ctx, *f.name, mode, nil)
 	if err != nil {
-		return e.spawnExitCode(f.cmd, err)
+		return e.spawnExitCode(f.cmd, fmt.Errorf("serve on %s: open sandbox %s: %w", path, *f.name, err))
 	}
 	defer func() {
 		if err := sb.Close(); err != nil {

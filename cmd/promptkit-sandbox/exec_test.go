@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -154,5 +155,26 @@ func TestExecServedConcurrently(t *testing.T) {
 	close(results)
 	for msg := range results {
 		t.Error(msg)
+	}
+}
+
+// TestExecDefaultSocketStaleRunsCold: at the default socket, a file left
+// by a serve that is gone is no serve, and the call runs cold, quietly.
+func TestExecDefaultSocketStaleRunsCold(t *testing.T) {
+	cfg := writeConfig(t, shortTempDir(t), directConfig)
+	runtimeDir := shortTempDir(t)
+	sock := filepath.Join(runtimeDir, "promptkit-sandbox", "serve.sock")
+	if err := os.Mkdir(filepath.Dir(sock), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis.SetUnlinkOnClose(false)
+	lis.Close()
+	env := []string{"XDG_RUNTIME_DIR=" + runtimeDir, envServeSocket + "="}
+	if r := runExec(t, env, []byte("x"), "--config", cfg, "--sandbox", "host", "--", "cat"); r.code != 0 || r.stdout != "x" || r.stderr != "" {
+		t.Errorf("exec with a stale default socket: %+v", r)
 	}
 }

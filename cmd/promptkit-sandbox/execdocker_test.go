@@ -33,6 +33,14 @@ func dockerConfig(t testing.TB) (cfg, warm, warmLabel, cold, coldLabel string) {
 	warmLabel, coldLabel = labelName+"="+warm, labelName+"="+cold
 	dockertest.Cleanup(t, warmLabel)
 	dockertest.Cleanup(t, coldLabel)
+	// Before those, and after a serve started later has stopped: the
+	// engine may still be removing a call's container when exec exits
+	// ("Removal In Progress"), which a forced removal then reports as a
+	// survivor.
+	t.Cleanup(func() {
+		waitRemoved(t, warmLabel)
+		waitRemoved(t, coldLabel)
+	})
 	cfg = writeConfig(t, shortTempDir(t), `spec:
   sandboxes:
     `+warm+`:

@@ -1,6 +1,7 @@
 // Command promptkit-sandbox is the host CLI for PromptKit exec hooks: run a
-// hook the way PromptKit would, spawn any command through a sandbox, and
-// validate a RuntimeConfig.
+// hook the way PromptKit would, spawn any command through a sandbox, be the
+// hook command of a PromptKit program that cannot be recompiled (exec,
+// served by a long-lived serve), and validate a RuntimeConfig.
 package main
 
 import (
@@ -38,6 +39,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return env.hook(args[1:])
 	case "spawn":
 		return env.spawn(args[1:])
+	case "exec":
+		return env.exec(args[1:])
+	case "serve":
+		return env.serve(args[1:])
 	case "validate":
 		return env.validate(args[1:])
 	case "plugins":
@@ -63,6 +68,18 @@ Commands:
   spawn      [--config FILE] --sandbox NAME [--timeout D] [--env K=V]... -- CMD [ARG...]
              Run a command through a sandbox; exit with its exit code
              (124 timeout, 125 sandbox failure, 2 usage/config error).
+  exec       --config FILE --sandbox NAME [--socket PATH] [--timeout D] [--env K=V|K]... -- CMD [ARG...]
+             spawn for a hook command: run CMD in a sandbox of the config, our
+             stdin, stdout, stderr and exit status its own (124 timeout, 125
+             sandbox failure, 2 usage/config error, 130 interrupted). Runs the
+             call through a serve of the same config when one listens on the
+             socket (--socket, else $PROMPTKIT_SANDBOX_SOCKET, else
+             $XDG_RUNTIME_DIR/promptkit-sandbox/serve.sock or
+             /tmp/promptkit-sandbox-UID/serve.sock), in this process otherwise.
+  serve      --config FILE [--socket PATH]
+             Open the config's sandboxes once and run exec calls in them, so
+             warm pools and residents last between calls, until SIGINT or
+             SIGTERM. Only this user's processes may connect.
   validate   --config FILE
              Check a RuntimeConfig; exit 0 with a summary or 2 with every problem.
   plugins list [--config FILE] [--json]

@@ -58,6 +58,13 @@ func TestUsageErrors(t *testing.T) {
 		{"spawn", "--sandbox", "direct"},
 		{"spawn", "--log-level", "loud", "--", "true"},
 		{"spawn", "--timeout", "-1s", "--", "true"},
+		{"exec"},
+		{"exec", "--sandbox", "direct", "--", "true"},
+		{"exec", "--config", "/nonexistent.yaml", "--", "true"},
+		{"exec", "--config", "x.yaml"},
+		{"serve"},
+		{"serve", "--config", "/nonexistent.yaml"},
+		{"serve", "--config", "x.yaml", "extra"},
 	}
 	for _, args := range cases {
 		code, _, stderr := cli(t, "", args...)

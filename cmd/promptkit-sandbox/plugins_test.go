@@ -22,6 +22,7 @@ func TestMain(m *testing.M) {
 	if testPluginDir != "" {
 		os.RemoveAll(testPluginDir)
 	}
+	removeBuilds()
 	os.Exit(code)
 }
 

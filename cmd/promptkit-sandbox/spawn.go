@@ -3,76 +3,127 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/bounded"
 	"github.com/altairalabs/promptkit-sandbox/shared/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
-func (e *cliEnv) spawn(args []string) int {
-	var common commonFlags
-	fs := newFlagSet("spawn", e.stderr, &common)
-	cfgPath := fs.String("config", "", "RuntimeConfig YAML file declaring the sandbox (not needed for --sandbox direct)")
-	name := fs.String("sandbox", direct.ModeName, "sandbox name under spec.sandboxes, or direct")
-	timeout := fs.Duration("timeout", 0, "kill the command after this long (default: the sandbox's own, 10s for direct)")
-	var env stringList
-	fs.Var(&env, "env", "KEY=value to set, or KEY to forward from this environment (repeatable)")
-	maxInput := maxInputFlag(fs)
+// exitInterrupted is the status of a call cancelled by SIGINT or SIGTERM,
+// as a shell reports a command ended by Ctrl-C.
+const exitInterrupted = 130
+
+// spawnFlags are the flags spawn and exec share, which make the request:
+// the sandbox, the command's timeout and environment, the stdin limit.
+type spawnFlags struct {
+	cmd      string // the command's name, for messages
+	common   commonFlags
+	cfgPath  *string
+	name     *string
+	timeout  *time.Duration
+	env      stringList
+	maxInput *sizeFlag
+	argv     []string // the command and its arguments, after --
+}
+
+func newSpawnFlags(cmd string, e *cliEnv) (*flag.FlagSet, *spawnFlags) {
+	f := &spawnFlags{cmd: cmd}
+	fs := newFlagSet(cmd, e.stderr, &f.common)
+	f.cfgPath = fs.String("config", "", "RuntimeConfig YAML file declaring the sandbox (not needed for --sandbox direct)")
+	f.name = fs.String("sandbox", direct.ModeName, "sandbox name under spec.sandboxes, or direct")
+	f.timeout = fs.Duration("timeout", 0, "kill the command after this long (default: the sandbox's own, 10s for direct)")
+	fs.Var(&f.env, "env", "KEY=value to set, or KEY to forward from this environment (repeatable)")
+	f.maxInput = maxInputFlag(fs)
+	return fs, f
+}
+
+// parse parses args and checks what every spawning command needs; on
+// false, code is the exit code.
+func (f *spawnFlags) parse(e *cliEnv, fs *flag.FlagSet, args []string) (ok bool, code int) {
 	if ok, code := parseFlags(fs, args); !ok {
-		return code
+		return false, code
 	}
 	if fs.NArg() == 0 {
-		e.errorf("spawn: no command given (usage: promptkit-sandbox spawn --sandbox NAME -- CMD [ARG...])")
-		return exitUsage
+		e.errorf("%s: no command given (usage: promptkit-sandbox %s --sandbox NAME -- CMD [ARG...])", f.cmd, f.cmd)
+		return false, exitUsage
 	}
-	if *timeout < 0 {
-		e.errorf("spawn: --timeout must not be negative")
-		return exitUsage
+	if *f.timeout < 0 {
+		e.errorf("%s: --timeout must not be negative", f.cmd)
+		return false, exitUsage
 	}
-	rt, _, code := e.openRuntime(&common, *cfgPath)
+	f.argv = fs.Args()
+	return true, exitOK
+}
+
+func (e *cliEnv) spawn(args []string) int {
+	fs, f := newSpawnFlags("spawn", e)
+	if ok, code := f.parse(e, fs, args); !ok {
+		return code
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	return e.spawnCold(ctx, f, *f.cfgPath)
+}
+
+// interruptible is a context SIGINT and SIGTERM cancel: a call under it
+// ends with what it started killed, where it runs, and exits 130.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// spawnCold loads the config at cfgPath in this process, starting the
+// plugins its sandboxes need, and runs the command through the sandbox
+// f names.
+func (e *cliEnv) spawnCold(ctx context.Context, f *spawnFlags, cfgPath string) int {
+	rt, _, code := e.openRuntime(&f.common, cfgPath)
 	if code != exitOK {
 		return code
 	}
 	defer func() { _ = rt.Close(context.Background()) }()
-	sb, ok := rt.Sandbox(*name)
+	sb, ok := rt.Sandbox(*f.name)
 	if !ok {
-		e.errorf("spawn: no sandbox named %q in %s", *name, describeConfig(*cfgPath))
+		e.errorf("%s: no sandbox named %q in %s", f.cmd, *f.name, describeConfig(cfgPath))
 		return exitUsage
 	}
+	return e.spawnThrough(ctx, f, sb)
+}
 
-	stdin, err := e.spawnStdin(int64(*maxInput))
+// spawnThrough reads our stdin, runs the command in sb, writes its output
+// on ours, and returns the exit code.
+func (e *cliEnv) spawnThrough(ctx context.Context, f *spawnFlags, sb sandbox.Sandbox) int {
+	stdin, err := e.spawnStdin(int64(*f.maxInput))
 	if err != nil {
-		e.errorf("spawn: %v", err)
+		e.errorf("%s: %v", f.cmd, err)
 		return exitUsage
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	resp, err := sb.Spawn(ctx, sandbox.Request{
-		Command: fs.Arg(0),
-		Args:    fs.Args()[1:],
-		Env:     env,
+		Command: f.argv[0],
+		Args:    f.argv[1:],
+		Env:     f.env,
 		Stdin:   stdin,
-		Timeout: *timeout,
+		Timeout: *f.timeout,
 	})
 	_, _ = e.stdout.Write(resp.Stdout)
 	_, _ = e.stderr.Write(resp.Stderr)
 	if resp.StdoutTruncated {
-		e.errorf("spawn: stdout was truncated at the sandbox's output limit")
+		e.errorf("%s: stdout was truncated at the sandbox's output limit", f.cmd)
 	}
 	if resp.StderrTruncated {
-		e.errorf("spawn: stderr was truncated at the sandbox's output limit")
+		e.errorf("%s: stderr was truncated at the sandbox's output limit", f.cmd)
 	}
-	return e.spawnExitCode(err)
+	return e.spawnExitCode(f.cmd, err)
 }
 
 // spawnExitCode maps a Spawn error onto the conventions of timeout(1) and
 // env(1): the command's own status when it ran, 124 when it timed out, 125
 // when the sandbox could not run it, 130 when interrupted.
-func (e *cliEnv) spawnExitCode(err error) int {
+func (e *cliEnv) spawnExitCode(cmd string, err error) int {
 	if err == nil {
 		return exitOK
 	}
@@ -81,13 +132,13 @@ func (e *cliEnv) spawnExitCode(err error) int {
 	case errors.As(err, &xe):
 		return xe.Code
 	case errors.Is(err, sandbox.ErrTimeout):
-		e.errorf("spawn: %v", err)
+		e.errorf("%s: %v", cmd, err)
 		return exitTimeout
 	case errors.Is(err, sandbox.ErrCanceled):
-		e.errorf("spawn: %v", err)
-		return 130
+		e.errorf("%s: %v", cmd, err)
+		return exitInterrupted
 	}
-	e.errorf("spawn: %v", err)
+	e.errorf("%s: %v", cmd, err)
 	return exitSandbox
 }
 

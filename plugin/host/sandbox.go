@@ -54,9 +54,25 @@ type pluginSandbox struct {
 	closed bool
 }
 
-var _ sandbox.Closer = (*pluginSandbox)(nil)
+var (
+	_ sandbox.Closer       = (*pluginSandbox)(nil)
+	_ plugin.OutputLimiter = (*pluginSandbox)(nil)
+)
 
 func (s *pluginSandbox) Name() string { return s.name }
+
+// OutputLimit is the per-stream cap the plugin reported when it last
+// opened the sandbox (0 before it has), so that whoever passes the
+// sandbox on — promptkit-sandbox serve lends it to exec calls — keeps as
+// much of a stream as the plugin sends.
+func (s *pluginSandbox) OutputLimit() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open == nil {
+		return 0
+	}
+	return s.open.OutputLimit()
+}
 
 // Plugin names the plugin serving the sandbox, for humans: "docker 1.2.0
 // (/path/to/promptkit-sandbox-docker_v1.2.0)".

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// exec is spawn for PromptKit programs that cannot be recompiled: their
+// direct sandbox runs it as the hook's command. It runs the command in a
+// sandbox of the config, through a serve of that config when one is
+// listening (its warm pools and residents outlive the call), in this
+// process otherwise.
+func (e *cliEnv) exec(args []string) int {
+	fs, f := newSpawnFlags("exec", e)
+	socket := fs.String("socket", "", "the socket of a serve to run the call through (default: $"+envServeSocket+", else "+defaultSocket()+" if a serve listens there)")
+	if ok, code := f.parse(e, fs, args); !ok {
+		return code
+	}
+	if *f.cfgPath == "" {
+		e.errorf("exec: --config is required")
+		return exitUsage
+	}
+	cfg, err := canonicalConfig(*f.cfgPath)
+	if err != nil {
+		e.errorf("exec: config: %v", err)
+		return exitUsage
+	}
+	log, err := f.common.logger(e.stderr)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitUsage
+	}
+	ctx, stop := interruptible()
+	defer stop()
+
+	path, explicit := serveSocket(*socket)
+	conn, err := dialServe(ctx, path)
+	switch {
+	case err == nil:
+		log.Debug("running the call through serve", "socket", path)
+		return e.execServed(ctx, log, f, cfg, path, conn)
+	case !explicit && !sandbox.Done(ctx):
+		// Nothing there, a stale socket, or one we will not talk to (a
+		// serve of another user): the default socket is only a guess, and
+		// a cold call sends nothing to it.
+		log.Debug("no usable serve on the default socket: running cold", "socket", path, "reason", err)
+		// The file as given: paths in it resolve against its directory,
+		// which a symlink's may not be.
+		return e.spawnCold(ctx, f, *f.cfgPath)
+	case sandbox.Done(ctx):
+		e.errorf("exec: %v", sandbox.ContextError(ctx, "connect to serve", 0))
+		return exitInterrupted
+	}
+	e.errorf("exec: %v (start one with: promptkit-sandbox serve --config %s --socket %s)", err, cfg, path)
+	return exitSandbox
+}
+
+// execServed runs the call in the serve at the other end of conn: it
+// opens the sandbox of our config by name, runs the command, and closes
+// its handle.
+func (e *cliEnv) execServed(ctx context.Context, log hclog.Logger, f *spawnFlags, cfg, path string, conn net.Conn) int {
+	cc, err := grpcOver(conn, path)
+	if err != nil {
+		conn.Close()
+		e.errorf("exec: serve on %s: %v", path, err)
+		return exitSandbox
+	}
+	defer cc.Close()
+	client := plugin.NewClient(cc)
+	d, err := client.Describe(ctx)
+	if err != nil {
+		return e.spawnExitCode(f.cmd, fmt.Errorf("serve on %s: %w", path, err))
+	}
+	mode, code := e.servedModeOf(d, f, cfg, path)
+	if code != exitOK {
+		return code
+	}
+	sb, err := client.Open(ctx, *f.name, mode, nil)
+	if err != nil {
+		return e.spawnExitCode(f.cmd, fmt.Errorf("serve on %s: open sandbox %s: %w", path, *f.name, err))
+	}
+	defer func() {
+		if err := sb.Close(); err != nil {
+			log.Debug("releasing the served sandbox's handle", "error", err)
+		}
+	}()
+	return e.spawnThrough(ctx, f, sb)
+}
+
+// servedModeOf finds the mode a serve offers for sandbox f.name of cfg. A
+// serve of another config is refused: its sandboxes of the same name
+// may run somewhere else entirely.
+func (e *cliEnv) servedModeOf(d plugin.Description, f *spawnFlags, cfg, path string) (string, int) {
+	var names, others []string
+	for _, m := range d.Modes {
+		c, name, ok := splitServedMode(m.Name)
+		switch {
+		case !ok:
+		case c != cfg:
+			if !slices.Contains(others, c) {
+				others = append(others, c)
+			}
+		case name == *f.name:
+			return m.Name, exitOK
+		default:
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		e.errorf("%s: the serve on %s serves %s, not %s: start a serve of this config on its own --socket",
+			f.cmd, path, orNothing(others), cfg)
+		return "", exitSandbox
+	}
+	e.errorf("%s: no sandbox named %q in %s (it declares %s)", f.cmd, *f.name, cfg, strings.Join(names, ", "))
+	return "", exitUsage
+}
+
+func orNothing(configs []string) string {
+	if len(configs) == 0 {
+		return "no config"
+	}
+	return strings.Join(configs, ", ")
+}
+
+// grpcOver is a gRPC connection whose first transport is conn, already
+// dialed and checked; should gRPC need another (it reconnects after a
+// failure), that one is dialed and checked the same way.
+func grpcOver(conn net.Conn, path string) (*grpc.ClientConn, error) {
+	var once sync.Once
+	dial := func(ctx context.Context, _ string) (net.Conn, error) {
+		var first net.Conn
+		once.Do(func() { first = conn })
+		if first != nil {
+			return first, nil
+		}
+		return dialServe(ctx, path)
+	}
+	opts := append(plugin.DialOptions(),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(dial),
+	)
+	return grpc.NewClient("passthrough:///promptkit-sandbox-serve", opts...)
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/altairalabs/promptkit-sandbox/hooks"
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/shared/direct"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// A serve offers the sandboxes of one config as the modes of the plugin
+// service, each mode named CONFIG#SANDBOX: CONFIG the config file's
+// absolute, symlink-resolved path. exec opens CONFIG#NAME for its own
+// config, so a serve of another config can never run its call, and the
+// names say which config a serve has when exec must refuse it.
+const modeSep = "#"
+
+func servedMode(cfg, name string) string { return cfg + modeSep + name }
+
+// splitServedMode is servedMode undone; ok is false for a mode not of
+// that form. Sandbox names hold no '#', so the last one splits.
+func splitServedMode(mode string) (cfg, name string, ok bool) {
+	i := strings.LastIndex(mode, modeSep)
+	if i < 0 {
+		return "", "", false
+	}
+	return mode[:i], mode[i+len(modeSep):], true
+}
+
+// canonicalConfig is the path a serve and an exec compare: absolute, with
+// every symlink resolved, so two spellings of one file agree. A missing
+// file is an error here, as config loading would make it.
+func canonicalConfig(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+// servedModes are the factories of a serve: one per sandbox of rt (direct
+// included), each lending the sandbox rt opened.
+func servedModes(rt *hooks.Runtime, cfg string) (map[string]sandbox.Factory, []string) {
+	names := []string{direct.ModeName}
+	for _, s := range rt.File().Sandboxes {
+		if s.Name != direct.ModeName {
+			names = append(names, s.Name)
+		}
+	}
+	slices.Sort(names)
+	modes := make(map[string]sandbox.Factory, len(names))
+	for _, name := range names {
+		sb, ok := rt.Sandbox(name)
+		if !ok {
+			continue
+		}
+		l := lend(sb)
+		modes[servedMode(cfg, name)] = func(string, map[string]any) (sandbox.Sandbox, error) { return l, nil }
+	}
+	return modes, names
+}
+
+// lent is a sandbox serve opened once and lends to every exec call. An
+// exec's Close (or a dropped handle) must not close it: serve closes it
+// when it stops. Its output cap is the sandbox's own, so the exec side
+// keeps as much as the sandbox would have.
+type lent struct{ sb sandbox.Sandbox }
+
+func (l lent) Name() string { return l.sb.Name() }
+func (l lent) Close() error { return nil }
+func (l lent) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Response, error) {
+	return l.sb.Spawn(ctx, req)
+}
+
+// OutputLimit is the sandbox's cap; 0 (unknown) leaves the default.
+func (l lent) OutputLimit() int {
+	if ol, ok := l.sb.(plugin.OutputLimiter); ok {
+		return ol.OutputLimit()
+	}
+	return 0
+}
+
+// lentStreamer is a lent Streamer: output goes to exec as it is written,
+// not only when the call ends.
+type lentStreamer struct {
+	lent
+	st sandbox.Streamer
+}
+
+func (l lentStreamer) SpawnStreaming(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (sandbox.Response, error) {
+	return l.st.SpawnStreaming(ctx, req, stdout, stderr)
+}
+
+func lend(sb sandbox.Sandbox) sandbox.Sandbox {
+	if st, ok := sb.(sandbox.Streamer); ok {
+		return lentStreamer{lent{sb}, st}
+	}
+	return lent{sb}
+}

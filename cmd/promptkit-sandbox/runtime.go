@@ -2,14 +2,12 @@ package main
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/altairalabs/promptkit-sandbox/hooks"
 	"github.com/altairalabs/promptkit-sandbox/hooks/config"
-	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/plugin/host"
 	"github.com/altairalabs/promptkit-sandbox/plugin/lockfile"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
@@ -23,23 +21,13 @@ func hostOptions(common *commonFlags, log hclog.Logger, configPath string, confi
 		Dirs:         common.pluginDirs,
 		ConfigDirs:   configDirs,
 		Logger:       log,
-		Reattach:     os.Getenv(plugin.EnvReattach),
 		StartTimeout: common.startTimeout,
 	}
 	if configPath != "" {
 		opts.LockPath = lockfile.Path(filepath.Dir(configPath))
 	}
-	switch cache := os.Getenv(envPluginCache); cache {
-	case "off":
-		opts.NoCache = true
-	default:
-		opts.CacheDir = cache
-	}
-	return opts
+	return host.WithEnv(opts)
 }
-
-// envPluginCache names the plugin describe cache's directory, or "off".
-const envPluginCache = "PROMPTKIT_PLUGIN_CACHE"
 
 // runtimeOptions resolve built-in modes in-process and every other mode
 // through a plugin host made for the config being loaded.

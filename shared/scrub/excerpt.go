@@ -84,7 +84,7 @@ func (s *Scrubber) cutEnd(text string) (string, string) {
 	line := strings.LastIndexByte(text, '\n') + 1
 	last := text[line:]
 	lower := asciiLower(last)
-	for _, p := range patterns {
+	for _, p := range patterns() {
 		if p.multiline {
 			continue
 		}

@@ -63,7 +63,7 @@ func (s *Scrubber) String(text string) string {
 		}
 	}
 	hits := triggerHits(text)
-	for i, p := range patterns {
+	for i, p := range patterns() {
 		lines := linesOf(text, hits, i)
 		if lines == nil {
 			continue

@@ -1,5 +1,7 @@
 package scrub
 
+import "sync"
+
 // Finding the patterns' triggers one by one costs a scan of the text per
 // trigger, and with dozens of formats that is most of the time spent on
 // ordinary text. triggerHits finds them all in one pass instead: a table
@@ -12,15 +14,18 @@ type triggerRef struct {
 	pat  int // index in patterns
 }
 
-var (
-	// triggerPair[a][b] is set when some trigger may begin with a, b.
-	triggerPair [256][256]bool
-	// triggersByFirst lists the triggers that may begin with a byte.
-	triggersByFirst [256][]triggerRef
-)
+// triggerTables index the patterns' triggers by their first two bytes.
+type triggerTables struct {
+	// pair[a][b] is set when some trigger may begin with a, b.
+	pair [256][256]bool
+	// byFirst lists the triggers that may begin with a byte.
+	byFirst [256][]triggerRef
+}
 
-func init() {
-	for i, p := range patterns {
+// triggers is built with the patterns, on first use.
+var triggers = sync.OnceValue(func() *triggerTables {
+	tt := &triggerTables{}
+	for i, p := range patterns() {
 		for _, t := range p.triggers {
 			ref := triggerRef{lit: t, fold: p.fold, pat: i}
 			firsts, seconds := []byte{t[0]}, []byte{t[1]}
@@ -28,14 +33,15 @@ func init() {
 				firsts, seconds = cases(t[0]), cases(t[1])
 			}
 			for _, a := range firsts {
-				triggersByFirst[a] = append(triggersByFirst[a], ref)
+				tt.byFirst[a] = append(tt.byFirst[a], ref)
 				for _, b := range seconds {
-					triggerPair[a][b] = true
+					tt.pair[a][b] = true
 				}
 			}
 		}
 	}
-}
+	return tt
+})
 
 // cases is c and, for a letter, its other case.
 func cases(c byte) []byte {
@@ -55,11 +61,12 @@ type hit struct{ pos, pat int }
 // order of position.
 func triggerHits(text string) []hit {
 	var hits []hit
+	tt := triggers()
 	for i := 0; i+1 < len(text); i++ {
-		if !triggerPair[text[i]][text[i+1]] {
+		if !tt.pair[text[i]][text[i+1]] {
 			continue
 		}
-		for _, t := range triggersByFirst[text[i]] {
+		for _, t := range tt.byFirst[text[i]] {
 			if hasPrefixAt(text, i, t.lit, t.fold) {
 				hits = append(hits, hit{i, t.pat})
 			}

@@ -201,7 +201,27 @@ func (r *apiRunner) prepare(ctx context.Context, spec runSpec) (prepared, error)
 func (r *apiRunner) removeNamed(name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
-	_, _ = r.cli.ContainerRemove(ctx, name, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	removeContainer(ctx, r.cli, name)
+}
+
+// removeContainer force-removes a container and returns once it is gone.
+// Our containers are AutoRemove: once the process has exited the engine
+// is already removing it, answers a remove at once with a conflict, and
+// keeps listing the container until its own removal ends — for a second
+// or more on a loaded engine. Whoever waits for the removal (the reaper,
+// Close) must see it gone, so a removal in progress is waited out,
+// within ctx.
+func removeContainer(ctx context.Context, cli *client.Client, id string) {
+	_, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	if err == nil || cerrdefs.IsNotFound(err) || !goneAlready(err) {
+		return
+	}
+	w := cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionRemoved})
+	select {
+	case <-w.Result:
+	case <-w.Error:
+	case <-ctx.Done():
+	}
 }
 
 func (p *apiPrepared) finish(ctx context.Context, stdin []byte, out shell.Outputs) (int, error) {
@@ -276,7 +296,7 @@ func (p *apiPrepared) Discard() {
 	p.discardOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
-		_, _ = p.r.cli.ContainerRemove(ctx, p.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		removeContainer(ctx, p.r.cli, p.id)
 		if p.att != nil {
 			p.att.close()
 		}

@@ -1,0 +1,259 @@
+package kubecluster
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// What the cluster changes on the host outside its state directory, and
+// how down undoes it:
+//
+//   - one iptables rule, FORWARD ACCEPT from our bridge to our bridge:
+//     Docker sets the FORWARD policy to DROP with bridge-nf-call-iptables=1,
+//     which would drop pod-to-pod traffic; removed by its comment;
+//   - kube-proxy's chains (KUBE-*), removed by kube-proxy --cleanup, and
+//     the kubelet's canary chains, removed by name;
+//   - the bridge, and a veth per pod (gone with the pod's namespace; any
+//     left are deleted with the bridge's other ports);
+//   - network namespaces under /run/netns (cni-*), made by containerd;
+//   - mounts under the state directory (overlay rootfs, shm, tmpfs
+//     volumes), unmounted deepest first;
+//   - the kubelet's cgroups (kubepods in every hierarchy).
+
+const netnsDir = "/run/netns"
+
+// forwardRule is the iptables rule (without the -A/-I/-D verb) letting
+// traffic between pods through FORWARD.
+var forwardRule = []string{"FORWARD", "-i", bridgeName, "-o", bridgeName, "-m", "comment", "--comment", ruleComment, "-j", "ACCEPT"}
+
+// iptables runs iptables (or ip6tables), waiting for the xtables lock
+// (-w) that Docker and kube-proxy also take.
+func iptables(args ...string) error { return xtables("iptables", args...) }
+
+func xtables(cmd string, args ...string) error {
+	out, err := exec.Command(cmd, append([]string{"-w", "5"}, args...)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w: %s", cmd, strings.Join(args, " "), err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+func addForwardRule() error {
+	if iptables(append([]string{"-C"}, forwardRule...)...) == nil {
+		return nil
+	}
+	return iptables(append([]string{"-I", forwardRule[0], "1"}, forwardRule[1:]...)...)
+}
+
+func removeForwardRule() {
+	for iptables(append([]string{"-D"}, forwardRule...)...) == nil {
+	}
+}
+
+// A kubeletChain is an iptables chain the kubelet makes (in
+// pkg/kubelet/kubelet_network_linux.go), which kube-proxy --cleanup
+// leaves: a hint of the iptables flavour, canaries to notice a flush, and
+// KUBE-FIREWALL (martian localhost traffic, IPv4 only) with the INPUT and
+// OUTPUT jumps to it. kube-proxy makes KUBE-FIREWALL for IPv6 as well,
+// and its --cleanup leaves it too.
+type kubeletChain struct{ cmd, table, chain string }
+
+var kubeletChains = []kubeletChain{
+	{"iptables", "mangle", "KUBE-IPTABLES-HINT"},
+	{"iptables", "filter", "KUBE-FIREWALL"},
+	{"iptables", "mangle", "KUBE-KUBELET-CANARY"},
+	{"iptables", "nat", "KUBE-KUBELET-CANARY"},
+	{"iptables", "filter", "KUBE-KUBELET-CANARY"},
+	{"ip6tables", "mangle", "KUBE-IPTABLES-HINT"},
+	{"ip6tables", "filter", "KUBE-FIREWALL"},
+	{"ip6tables", "mangle", "KUBE-KUBELET-CANARY"},
+	{"ip6tables", "nat", "KUBE-KUBELET-CANARY"},
+	{"ip6tables", "filter", "KUBE-KUBELET-CANARY"},
+}
+
+func (c kubeletChain) String() string { return c.cmd + " " + c.table + " " + c.chain }
+
+// presentKubeletChains lists the kubelet chains the host has, so that
+// teardown leaves those another Kubernetes made alone.
+func presentKubeletChains() []string {
+	var out []string
+	for _, c := range kubeletChains {
+		if xtables(c.cmd, "-t", c.table, "-S", c.chain) == nil {
+			out = append(out, strings.ReplaceAll(c.String(), " ", "/"))
+		}
+	}
+	return out
+}
+
+// removeKubeletChains removes the kubelet's chains but those in before.
+func removeKubeletChains(before []string) {
+	for _, c := range kubeletChains {
+		if slices.Contains(before, strings.ReplaceAll(c.String(), " ", "/")) {
+			continue
+		}
+		if c.chain == "KUBE-FIREWALL" {
+			for _, from := range []string{"INPUT", "OUTPUT"} {
+				for xtables(c.cmd, "-t", c.table, "-D", from, "-j", c.chain) == nil {
+				}
+			}
+		}
+		_ = xtables(c.cmd, "-t", c.table, "-F", c.chain)
+		_ = xtables(c.cmd, "-t", c.table, "-X", c.chain)
+	}
+}
+
+// removeLinks deletes the bridge's remaining ports and the bridge.
+func removeLinks() error {
+	if _, err := os.Stat(filepath.Join("/sys/class/net", bridgeName)); err != nil {
+		return nil
+	}
+	ports, _ := os.ReadDir(filepath.Join("/sys/class/net", bridgeName, "brif"))
+	for _, p := range ports {
+		_ = exec.Command("ip", "link", "del", p.Name()).Run()
+	}
+	if out, err := exec.Command("ip", "link", "del", bridgeName).CombinedOutput(); err != nil {
+		return fmt.Errorf("ip link del %s: %w: %s", bridgeName, err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+// listNetns lists the named network namespaces.
+func listNetns() []string {
+	entries, _ := os.ReadDir(netnsDir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// removeNetns unmounts and removes containerd's namespaces (cni-*) that
+// were not there before the cluster started.
+func removeNetns(before []string) error {
+	var errs []error
+	for _, name := range listNetns() {
+		if !strings.HasPrefix(name, "cni-") || slices.Contains(before, name) {
+			continue
+		}
+		p := filepath.Join(netnsDir, name)
+		if err := unix.Unmount(p, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
+			errs = append(errs, fmt.Errorf("unmounting %s: %w", p, err))
+		}
+		if err := os.Remove(p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// mountsUnder lists the mount points at or below dir, deepest first.
+func mountsUnder(dir string) []string {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		mp := unescapeMount(f[4])
+		if mp == dir || strings.HasPrefix(mp, dir+"/") {
+			out = append(out, mp)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
+	return slices.Compact(out)
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			var c byte
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &c); err == nil {
+				b.WriteByte(c)
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// unmountAll unmounts everything under dir, lazily when a plain unmount
+// is refused.
+func unmountAll(dir string) error {
+	var errs []error
+	for _, mp := range mountsUnder(dir) {
+		if err := unix.Unmount(mp, 0); err != nil {
+			if err := unix.Unmount(mp, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
+				errs = append(errs, fmt.Errorf("unmounting %s: %w", mp, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// cgroupRoots are the mounted cgroup hierarchies (v1 controllers, and the
+// v2 one of a hybrid host).
+func cgroupRoots() []string {
+	entries, _ := os.ReadDir("/sys/fs/cgroup")
+	var roots []string
+	for _, e := range entries {
+		p := filepath.Join("/sys/fs/cgroup", e.Name())
+		if _, err := os.Stat(filepath.Join(p, "cgroup.procs")); err == nil {
+			roots = append(roots, p)
+		}
+	}
+	return roots
+}
+
+// kubepodsCgroups lists the kubelet's top cgroup in every hierarchy that
+// has one.
+func kubepodsCgroups() []string {
+	var out []string
+	for _, r := range cgroupRoots() {
+		p := filepath.Join(r, "kubepods")
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// removeCgroups removes the cgroup trees at paths, children first. A
+// cgroup with processes left cannot be removed; that is reported.
+func removeCgroups(paths []string) error {
+	var errs []error
+	for _, root := range paths {
+		var dirs []string
+		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, p)
+			}
+			return nil
+		})
+		slices.Reverse(dirs)
+		for _, d := range dirs {
+			if err := unix.Rmdir(d); err != nil && !errors.Is(err, unix.ENOENT) {
+				errs = append(errs, fmt.Errorf("removing cgroup %s: %w", d, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

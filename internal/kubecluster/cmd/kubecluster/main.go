@@ -1,6 +1,7 @@
 // Command kubecluster brings the test cluster of package kubecluster up
 // and down for people (make kube-up, make kube-down):
 //
+//	kubecluster deps    install the Debian packages a cluster needs (as root)
 //	kubecluster build   build the binaries into the cache (first run only)
 //	kubecluster up      start a cluster that outlives this command
 //	kubecluster down    stop it and remove everything it made
@@ -24,7 +25,7 @@ import (
 func main() {
 	dir := flag.String("dir", kubecluster.DefaultDir(), "the cluster's state directory")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: kubecluster [-dir DIR] build|up|down")
+		fmt.Fprintln(os.Stderr, "usage: kubecluster [-dir DIR] deps|build|up|down")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -46,6 +47,8 @@ func logf(format string, args ...any) {
 
 func run(ctx context.Context, cmd, dir string) error {
 	switch cmd {
+	case "deps":
+		return kubecluster.InstallDeps(ctx, logf)
 	case "build":
 		start := time.Now()
 		bins, err := kubecluster.EnsureBinaries(ctx, logf)

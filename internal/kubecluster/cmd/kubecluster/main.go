@@ -65,7 +65,12 @@ func run(ctx context.Context, cmd, dir string) error {
 		fmt.Printf("export KUBECONFIG=%s\n# kubectl %s: %s\n", c.Kubeconfig, kubecluster.Version, c.Kubectl)
 		return nil
 	case "down":
-		return kubecluster.StopDir(ctx, dir, logf)
+		start := time.Now()
+		if err := kubecluster.StopDir(ctx, dir, logf); err != nil {
+			return err
+		}
+		logf("down in %s: nothing left of %s", time.Since(start).Round(10*time.Millisecond), dir)
+		return nil
 	}
 	flag.Usage()
 	os.Exit(2)

@@ -50,6 +50,7 @@ func cacheKey(ctx context.Context) (string, error) {
 		recipeVersion, Version, stagingVersion, goModFile([]string{"k8s.io/STAGING"}),
 		patchID(), ldflags(), target(), strings.TrimSpace(string(goVersion)),
 		strings.Join(Components, ","), strings.Join(buildEnv(), " "),
+		kubeRouterGoMod(), kubeRouterPackage,
 	} {
 		fmt.Fprintf(h, "%d:%s\n", len(part), part)
 	}
@@ -106,7 +107,7 @@ func EnsureBinaries(ctx context.Context, log func(format string, args ...any)) (
 // complete reports whether every component is in the cache directory. The
 // directory only ever appears whole (see build), so this is a cheap check.
 func complete(b Binaries) bool {
-	for _, name := range Components {
+	for _, name := range binaries {
 		if _, err := os.Stat(b.Path(name)); err != nil {
 			return false
 		}
@@ -145,9 +146,33 @@ func build(ctx context.Context, root, dest string, log logf) error {
 		}
 		log("kubecluster: built %s in %s", name, time.Since(start).Round(time.Second))
 	}
+	if err := buildKubeRouter(ctx, tmp, binDir, log); err != nil {
+		return err
+	}
 	if err := os.Rename(binDir, dest); err != nil {
 		return fmt.Errorf("moving the build into the cache: %w", err)
 	}
+	return nil
+}
+
+// buildKubeRouter builds kube-router from a module of its own: it needs
+// an older client-go than the Kubernetes module pins, which one module
+// could not hold both of.
+func buildKubeRouter(ctx context.Context, tmp, binDir string, log logf) error {
+	dir := filepath.Join(tmp, "kube-router")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(kubeRouterGoMod()), 0o644); err != nil {
+		return err
+	}
+	start := time.Now()
+	flags := "-s -w -X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=" + kubeRouterVersion
+	if _, err := goCmd(ctx, dir, log, "build", "-trimpath", "-ldflags", flags,
+		"-o", filepath.Join(binDir, "kube-router"), kubeRouterPackage); err != nil {
+		return fmt.Errorf("kube-router: %w", err)
+	}
+	log("kubecluster: built kube-router %s in %s", kubeRouterVersion, time.Since(start).Round(time.Second))
 	return nil
 }
 

@@ -30,6 +30,7 @@ var debDeps = []debDep{
 	{"containernetworking-plugins", cniDir + "/loopback"},
 	{"iptables", "iptables"},
 	{"iproute2", "ip"},
+	{"ipset", "ipset"}, // kube-router's policy sets
 }
 
 // missingDebs lists the packages of debDeps whose file is missing.

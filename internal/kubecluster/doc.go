@@ -8,13 +8,16 @@
 //
 // Built from k8s.io/kubernetes at Version with CGO_ENABLED=0, stripped:
 // kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
-// kube-proxy and a kubectl of the same version. From Debian (installed
-// with apt-get when missing and running as root): etcd-server, containerd
-// and runc, containernetworking-plugins (bridge, host-local). containerd
+// kube-proxy and a kubectl of the same version; and kube-router, whose
+// network policy controller alone enforces NetworkPolicy with iptables
+// and ipsets (kuberouter.go). From Debian (installed with apt-get when
+// missing and running as root): etcd-server, containerd and runc,
+// containernetworking-plugins (bridge, host-local), ipset. containerd
 // is a second instance beside Docker's, with the CRI plugin on its own
 // socket, root and state under the state directory; Docker's containerd is
 // never touched. Pods run on a Linux bridge (pkc0, 10.244.0.0/24) and
-// kube-proxy (iptables mode) makes Services carry traffic. The node is
+// kube-proxy (iptables mode) makes Services carry traffic; kube-router
+// enforces NetworkPolicy (TestLifecycle proves a deny-egress policy). The node is
 // named localhost: the kubelet refuses a loopback node IP, so the
 // apiserver reaches it by hostname.
 //
@@ -61,10 +64,11 @@
 // crashed test binary is cleared by the next Start. Down leaves nothing:
 // pods are deleted through the API so the kubelet tears their sandboxes
 // down, then every process stops (leftover shims are killed), and the
-// iptables rules (kube-proxy --cleanup, the kubelet's canaries, our one
-// FORWARD rule), the bridge and veths, containerd's network namespaces,
-// mounts under the state directory, the kubelet's cgroups and the state
-// directory go. TestLifecycle proves it against a snapshot of the host.
+// iptables rules (kube-proxy --cleanup, the kubelet's canaries,
+// kube-router's chains and ipsets, our one FORWARD rule), the bridge and
+// veths, containerd's network namespaces, mounts under the state
+// directory, the kubelet's cgroups and the state directory go.
+// TestLifecycle proves it against a snapshot of the host.
 //
 // # In tests
 //

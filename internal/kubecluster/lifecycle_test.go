@@ -49,6 +49,7 @@ func TestLifecycle(t *testing.T) {
 	t.Run("SnapshotSeesTheCluster", func(t *testing.T) { testSnapshotSees(t, c, before) })
 	t.Run("Exec", func(t *testing.T) { testExec(t, c) })
 	t.Run("Service", func(t *testing.T) { testService(t, c) })
+	t.Run("NetworkPolicy", func(t *testing.T) { testNetworkPolicy(t, c) })
 
 	start = time.Now()
 	err = c.Stop(ctx)

@@ -49,11 +49,14 @@ var certSpecs = []certSpec{
 	{name: "scheduler", cn: "system:kube-scheduler"},
 	{name: "kubelet", cn: "system:node:" + nodeName, org: "system:nodes"},
 	{name: "kube-proxy", cn: "system:kube-proxy"},
+	// kube-router has no bootstrap role of its own; a test cluster can
+	// spare it a custom ClusterRole's worth of care.
+	{name: "kube-router", cn: "kube-router", org: "system:masters"},
 }
 
 // kubeconfigUsers are the components that get a kubeconfig, by the name of
 // their client certificate.
-var kubeconfigUsers = []string{"admin", "controller-manager", "scheduler", "kubelet", "kube-proxy"}
+var kubeconfigUsers = []string{"admin", "controller-manager", "scheduler", "kubelet", "kube-proxy", "kube-router"}
 
 // writePKI writes the CA, every certificate of certSpecs, the service
 // account signing key and a kubeconfig per kubeconfigUsers into dir.

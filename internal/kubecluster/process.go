@@ -102,7 +102,7 @@ func waitGone(l layout, pid int, d time.Duration) bool {
 
 // sweepable are the programs sweep may kill: the components, containerd
 // and its shims, runc. A shell or an editor with a log file open stays.
-var sweepable = append([]string{"etcd", "containerd", "containerd-shim-runc-v2", "containerd-shim", "runc"}, Components...)
+var sweepable = append([]string{"etcd", "containerd", "containerd-shim-runc-v2", "containerd-shim", "runc"}, binaries...)
 
 // sweep SIGKILLs every process of a sweepable program whose command line
 // names the state directory: containerd's shims, and whatever a crashed

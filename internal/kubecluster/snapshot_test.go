@@ -65,6 +65,7 @@ func snapshotHost(t testing.TB, l layout) hostSnapshot {
 		"ip6tables": iptablesRules(t, "ip6tables-save"),
 		"listeners": listeners(t),
 		"cgroups":   kubepodsCgroups(),
+		"ipsets":    ipsets(t),
 	}
 	if _, err := os.Stat(string(l)); err == nil {
 		s["statedir"] = []string{string(l)}
@@ -227,4 +228,20 @@ func listeners(t testing.TB) []string {
 		}
 	}
 	return out
+}
+
+// ipsets lists kube-router's ipsets.
+func ipsets(t testing.TB) []string {
+	t.Helper()
+	out, err := exec.Command("ipset", "list", "-n").Output()
+	if err != nil {
+		t.Fatalf("ipset list: %v", err)
+	}
+	var sets []string
+	for _, name := range strings.Fields(string(out)) {
+		if kubeRouterSet.MatchString(name) {
+			sets = append(sets, name)
+		}
+	}
+	return sets
 }

@@ -172,6 +172,9 @@ func cleanIptables(ctx context.Context, l layout) error {
 		removeKubeletChains(before)
 	}
 	removeForwardRule()
+	if rerr := removeKubeRouterRules(); rerr != nil {
+		err = errors.Join(err, rerr)
+	}
 	return err
 }
 

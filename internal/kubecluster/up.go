@@ -14,7 +14,7 @@ import (
 
 // componentNames are the processes of a cluster, in start order; teardown
 // stops them in reverse.
-var componentNames = []string{"containerd", "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy"}
+var componentNames = []string{"containerd", "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kube-router"}
 
 // up starts every component in order and waits for each to be usable.
 func (c *Cluster) up(ctx context.Context, pause string) error {
@@ -68,6 +68,20 @@ func (c *Cluster) up(ctx context.Context, pause string) error {
 	if err := waitFor(ctx, "node "+nodeName+" Ready", c.nodeReady); err != nil {
 		return c.withLog("kubelet", err)
 	}
+	// kube-router exits when its node is not registered yet.
+	if err := c.start("kube-router", c.Binaries.Path("kube-router"), kubeRouterArgs(l)...); err != nil {
+		return err
+	}
+	// Policies are enforced once FORWARD jumps to its chain.
+	if err := waitFor(ctx, "kube-router's FORWARD rule", func(context.Context) error {
+		out, err := exec.Command("iptables", "-w", "5", "-S", "FORWARD").Output()
+		if err != nil || !strings.Contains(string(out), "-j KUBE-ROUTER-FORWARD") {
+			return fmt.Errorf("no jump to KUBE-ROUTER-FORWARD yet (%v)", err)
+		}
+		return nil
+	}); err != nil {
+		return c.withLog("kube-router", err)
+	}
 	// The service account controller makes "default" in each namespace;
 	// until it has, pods cannot be created there.
 	if err := waitFor(ctx, "the default service account", func(ctx context.Context) error {
@@ -75,6 +89,22 @@ func (c *Cluster) up(ctx context.Context, pause string) error {
 		return err
 	}); err != nil {
 		return c.withLog("kube-controller-manager", err)
+	}
+	return c.allRunning()
+}
+
+// allRunning checks that no component has exited while the others came
+// up (the waits above only ask the ones they need).
+func (c *Cluster) allRunning() error {
+	for _, name := range componentNames {
+		data, err := os.ReadFile(c.l.pidFile(name))
+		if err != nil {
+			return fmt.Errorf("%s was never started: %w", name, err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil || !ours(c.l, pid) {
+			return c.withLog(name, fmt.Errorf("%s has exited", name))
+		}
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ const stagingVersion = "v0.37.2"
 
 // recipeVersion changes whenever the way the binaries are built changes in
 // a way the hashed inputs (go.mod, patch, flags, toolchain) would not show.
-const recipeVersion = "1"
+const recipeVersion = "2"
 
 // Components are the binaries built from k8s.io/kubernetes/cmd/<name>, in
 // build order: the slowest first, so a developer watching a cold build sees
@@ -26,6 +26,10 @@ var Components = []string{
 	"kube-proxy",
 	"kubectl",
 }
+
+// binaries are every program the cache holds: the Kubernetes components
+// and kube-router (kuberouter.go), which is built from a module of its own.
+var binaries = append(append([]string{}, Components...), "kube-router")
 
 // ldflags strips the binaries and stamps the version the components report
 // (the kubelet's node status, kubectl version, the apiserver's /version):

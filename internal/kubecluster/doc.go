@@ -37,17 +37,19 @@
 //
 // # The binary cache
 //
-// The build runs once per machine and recipe: about 8 minutes on two cores
-// (kube-apiserver alone 4.5 to 6), after which Start takes seconds. The
-// binaries are kept in
+// The build runs once per machine and recipe: about 10 minutes on two
+// cores from an empty Go build cache (kube-apiserver alone about 6), a
+// minute when only the recipe changed, after which Start takes about 10
+// seconds. The binaries are kept in
 //
 //	$XDG_CACHE_HOME/promptkit-sandbox/kube/<version>-<hash>/  (~/.cache/... by default)
 //
 // where the hash covers the recipe, the generated go.mod, the kubelet
-// patch, the flags, the platform and the Go toolchain, so changing any of
-// them builds anew beside the old entry. Concurrent test binaries wait on
-// a lock file and a build is renamed into place whole. To clean the
-// cache, with no cluster running:
+// patch, kube-router's version, the flags, the platform and the Go
+// toolchain, so changing any of them builds anew beside the old entry.
+// Old entries are not pruned: another checkout on the machine may still
+// use them. Concurrent test binaries wait on a lock file, and a build is
+// renamed into place whole. To clean the cache, with no cluster running:
 //
 //	rm -rf ~/.cache/promptkit-sandbox/kube
 //

@@ -41,6 +41,17 @@ func recorded(l layout, name string) (list []string, ok bool) {
 	return strings.Fields(string(data)), true
 }
 
+// stopGrace is how long a component gets between SIGTERM and SIGKILL.
+// Nothing in the cluster is worth keeping, so only containerd, which
+// tidies its shims and mounts on the way out, gets long; the apiserver
+// otherwise spends 6 s draining connections of clients that are gone.
+func stopGrace(name string) time.Duration {
+	if name == "containerd" {
+		return 10 * time.Second
+	}
+	return 2 * time.Second
+}
+
 // podDrainTimeout bounds waiting for the kubelet to stop every pod.
 const podDrainTimeout = 60 * time.Second
 
@@ -55,15 +66,23 @@ func teardown(ctx context.Context, l layout, log logf) error {
 	// Pods first, through the API, while the kubelet runs: it stops their
 	// sandboxes through the CRI, which tears down their network
 	// namespaces and veths the proper way.
+	start := time.Now()
 	if err := drainPods(ctx, l); err != nil {
 		log("kubecluster: draining pods: %v (cleaning up underneath)", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		log("kubecluster: draining pods took %s", d.Round(10*time.Millisecond))
 	}
 	for _, name := range slices.Backward(componentNames) {
 		if name == "containerd" {
 			removeContainers(ctx, l)
 		}
-		if err := stopProcess(l, name, 10*time.Second); err != nil {
+		start := time.Now()
+		if err := stopProcess(l, name, stopGrace(name)); err != nil {
 			errs = append(errs, err)
+		}
+		if d := time.Since(start); d > time.Second {
+			log("kubecluster: %s took %s to stop", name, d.Round(10*time.Millisecond))
 		}
 	}
 	if killed := sweep(l); len(killed) > 0 {

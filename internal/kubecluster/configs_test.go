@@ -24,3 +24,12 @@ func TestUnescapeMount(t *testing.T) {
 		t.Errorf("unescapeMount = %q", got)
 	}
 }
+
+func TestNamespaceNamesAreDNSLabels(t *testing.T) {
+	for _, name := range []string{"TestX/Sub_Case#01", "Test" + strings.Repeat("Long", 30)} {
+		got := namespaceName(name, "abc123")
+		if len(got) > 63 || notDNSLabel.MatchString(got) || !strings.HasSuffix(got, "-abc123") {
+			t.Errorf("%q makes namespace %q", name, got)
+		}
+	}
+}

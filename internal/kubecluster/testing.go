@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -112,17 +113,25 @@ func (c *Cluster) Image(t testing.TB, name string) string {
 	return ref
 }
 
+var notDNSLabel = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// namespaceName makes a namespace name, which must be a DNS label
+// ([a-z0-9-], at most 63 long), from a test's name and a random suffix.
+func namespaceName(testName, suffix string) string {
+	name := notDNSLabel.ReplaceAllString(strings.ToLower(testName), "-")
+	if len(name) > 50 {
+		name = name[:50]
+	}
+	return strings.Trim(name, "-") + "-" + suffix
+}
+
 // Namespace creates a namespace for the test, named after it, and deletes
 // it (waiting for its pods to go) when the test ends.
 func (c *Cluster) Namespace(t testing.TB) string {
 	t.Helper()
 	var b [3]byte
 	_, _ = rand.Read(b[:])
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
-	if len(name) > 50 {
-		name = name[:50]
-	}
-	name = strings.Trim(name, "-") + "-" + hex.EncodeToString(b[:])
+	name := namespaceName(t.Name(), hex.EncodeToString(b[:]))
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {

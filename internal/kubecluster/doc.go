@@ -17,7 +17,10 @@
 // socket, root and state under the state directory; Docker's containerd is
 // never touched. Pods run on a Linux bridge (pkc0, 10.244.0.0/24) and
 // kube-proxy (iptables mode) makes Services carry traffic; kube-router
-// enforces NetworkPolicy (TestLifecycle proves a deny-egress policy). The node is
+// enforces NetworkPolicy (TestLifecycle proves a deny-egress policy).
+// Pods reach the apiserver, which listens on 127.0.0.1 only, where
+// in-cluster clients look for it, the kubernetes Service's 10.96.0.1:443,
+// through one DNAT rule on our bridge (host.go says how). The node is
 // named localhost: the kubelet refuses a loopback node IP, so the
 // apiserver reaches it by hostname.
 //

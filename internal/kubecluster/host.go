@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -19,6 +20,8 @@ import (
 //   - one iptables rule, FORWARD ACCEPT from our bridge to our bridge:
 //     Docker sets the FORWARD policy to DROP with bridge-nf-call-iptables=1,
 //     which would drop pod-to-pod traffic; removed by its comment;
+//   - one nat rule, DNAT of the kubernetes Service to the apiserver (see
+//     apiDNAT), removed by its comment;
 //   - kube-proxy's chains (KUBE-*), removed by kube-proxy --cleanup, and
 //     the kubelet's canary chains, removed by name;
 //   - the bridge, and a veth per pod (gone with the pod's namespace; any
@@ -107,6 +110,45 @@ func removeKubeletChains(before []string) {
 		}
 		_ = xtables(c.cmd, "-t", c.table, "-F", c.chain)
 		_ = xtables(c.cmd, "-t", c.table, "-X", c.chain)
+	}
+}
+
+// Pods reach the apiserver, which listens on 127.0.0.1 only, at the
+// "kubernetes" Service's address (10.96.0.1:443, what in-cluster clients
+// use): one DNAT rule sends what comes in on our bridge for it to
+// 127.0.0.1:6443. The Service cannot carry that itself: an endpoint may
+// not be a loopback address. The kernel routes a packet arriving from
+// outside to 127.0.0.1 only with route_localnet on its incoming
+// interface; we set it on our bridge alone (never "all"), and it goes
+// with the bridge. The kubelet's KUBE-FIREWALL rule lets DNATed
+// connections through. So the harness makes the bridge itself, up front,
+// with the gateway address the CNI bridge plugin would give it.
+
+// apiDNAT is the nat rule (without the verb) taking pods' traffic for the
+// kubernetes Service to the apiserver.
+var apiDNAT = []string{"PREROUTING", "-i", bridgeName, "-d", serviceIP.String() + "/32", "-p", "tcp", "--dport", "443",
+	"-m", "comment", "--comment", ruleComment, "-j", "DNAT", "--to-destination", "127.0.0.1:" + strconv.Itoa(apiserverPort)}
+
+// setupBridge makes the pod bridge with its gateway address and
+// route_localnet, and the DNAT rule to the apiserver.
+func setupBridge() error {
+	for _, args := range [][]string{
+		{"link", "add", bridgeName, "type", "bridge"},
+		{"addr", "add", bridgeIP + "/" + strings.SplitN(podCIDR, "/", 2)[1], "dev", bridgeName},
+		{"link", "set", bridgeName, "up"},
+	} {
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
+		}
+	}
+	if err := os.WriteFile(filepath.Join("/proc/sys/net/ipv4/conf", bridgeName, "route_localnet"), []byte("1"), 0o644); err != nil {
+		return fmt.Errorf("setting route_localnet on %s: %w", bridgeName, err)
+	}
+	return iptables(append([]string{"-t", "nat", "-I", apiDNAT[0], "1"}, apiDNAT[1:]...)...)
+}
+
+func removeAPIDNAT() {
+	for iptables(append([]string{"-t", "nat", "-D"}, apiDNAT...)...) == nil {
 	}
 }
 

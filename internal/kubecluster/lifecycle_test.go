@@ -50,6 +50,7 @@ func TestLifecycle(t *testing.T) {
 	t.Run("Exec", func(t *testing.T) { testExec(t, c) })
 	t.Run("Service", func(t *testing.T) { testService(t, c) })
 	t.Run("NetworkPolicy", func(t *testing.T) { testNetworkPolicy(t, c) })
+	t.Run("APIFromPod", func(t *testing.T) { testAPIFromPod(t, c) })
 
 	start = time.Now()
 	err = c.Stop(ctx)

@@ -42,6 +42,18 @@ func testService(t *testing.T, c *Cluster) {
 	}
 }
 
+// testAPIFromPod proves pods reach the apiserver where in-cluster clients
+// look for it, the kubernetes Service's address: it answers a plain HTTP
+// request on its TLS port with its own complaint.
+func testAPIFromPod(t *testing.T, c *Cluster) {
+	ns := c.Namespace(t)
+	client := c.RunPod(t, hooksPod(c, t, ns, "client"))
+	out, err := fetch(c, ns, client.Name, serviceIP.String(), 443)
+	if err != nil || !strings.Contains(out, "Client sent an HTTP request to an HTTPS server") {
+		t.Fatalf("HTTP to %s:443 from a pod: %q, %v; want the apiserver's answer", serviceIP, out, err)
+	}
+}
+
 // fetch GETs / from ip:port inside the pod, with busybox nc: busybox's
 // wget, statically linked with glibc, dies of SIGSEGV in these images.
 func fetch(c *Cluster, ns, pod, ip string, port int) (string, error) {

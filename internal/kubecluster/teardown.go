@@ -191,6 +191,7 @@ func cleanIptables(ctx context.Context, l layout) error {
 		removeKubeletChains(before)
 	}
 	removeForwardRule()
+	removeAPIDNAT()
 	if rerr := removeKubeRouterRules(); rerr != nil {
 		err = errors.Join(err, rerr)
 	}

@@ -31,6 +31,9 @@ func (c *Cluster) up(ctx context.Context, pause string) error {
 	if err := addForwardRule(); err != nil {
 		return err
 	}
+	if err := setupBridge(); err != nil {
+		return err
+	}
 	if err := c.start("containerd", "containerd", "--config", l.containerdConfig()); err != nil {
 		return err
 	}

@@ -51,6 +51,7 @@ func Require(t testing.TB) {
 // and stopped by Main.
 var shared struct {
 	mu      sync.Mutex
+	inMain  bool // Main is running the tests, so it will stop the cluster
 	cluster *Cluster
 	err     error
 }
@@ -65,6 +66,10 @@ func Shared(t testing.TB) *Cluster {
 	Require(t)
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
+	if !shared.inMain {
+		// Nothing would stop the cluster: it would outlive the test binary.
+		t.Fatal("kubecluster.Shared needs the package's TestMain to call kubecluster.Main")
+	}
 	if shared.cluster == nil && shared.err == nil {
 		shared.cluster, shared.err = Start(context.Background(), Options{Log: stderrLog})
 	}
@@ -77,6 +82,9 @@ func Shared(t testing.TB) *Cluster {
 // Main runs the tests and then stops the shared cluster, if one started;
 // a failure to stop it fails the run.
 func Main(m *testing.M) int {
+	shared.mu.Lock()
+	shared.inMain = true
+	shared.mu.Unlock()
 	code := m.Run()
 	shared.mu.Lock()
 	defer shared.mu.Unlock()

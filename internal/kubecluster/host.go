@@ -29,9 +29,47 @@ import (
 //   - network namespaces under /run/netns (cni-*), made by containerd;
 //   - mounts under the state directory (overlay rootfs, shm, tmpfs
 //     volumes), unmounted deepest first;
-//   - the kubelet's cgroups (kubepods in every hierarchy).
+//   - the kubelet's cgroups (kubepods in every hierarchy);
+//   - directories at fixed paths outside the state directory (hostDirs),
+//     when they were not there before.
 
 const netnsDir = "/run/netns"
+
+// hostDirs are made at fixed paths no flag moves: the kubelet's device
+// plugin socket (/var/lib/kubelet/device-plugins), its container log
+// links, the CNI library's result cache, containerd's network namespace
+// mounts. Down removes those the host did not have before.
+var hostDirs = []string{"/var/lib/kubelet", "/var/log/containers", "/var/lib/cni", netnsDir}
+
+// existingHostDirs lists the hostDirs that exist.
+func existingHostDirs() []string {
+	var out []string
+	for _, d := range hostDirs {
+		if _, err := os.Lstat(d); err == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// removeHostDirs removes the hostDirs not in before, unless something is
+// mounted under one (removing would reach into the mount).
+func removeHostDirs(before []string) error {
+	var errs []error
+	for _, d := range existingHostDirs() {
+		if slices.Contains(before, d) {
+			continue
+		}
+		if m := mountsUnder(d); len(m) > 0 {
+			errs = append(errs, fmt.Errorf("not removing %s: still mounted: %s", d, strings.Join(m, ", ")))
+			continue
+		}
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
 
 // forwardRule is the iptables rule (without the -A/-I/-D verb) letting
 // traffic between pods through FORWARD.

@@ -75,7 +75,7 @@ func testSnapshotSees(t *testing.T, c *Cluster, before hostSnapshot) {
 	for _, d := range before.diff(snapshotHost(t, c.l)) {
 		seen[strings.SplitN(d, ":", 2)[0]] = true
 	}
-	for _, kind := range []string{"processes", "mounts", "netns", "links", "iptables", "listeners", "cgroups", "statedir"} {
+	for _, kind := range []string{"processes", "mounts", "netns", "links", "iptables", "listeners", "cgroups", "statedir", "hostdirs"} {
 		if !seen[kind] {
 			t.Errorf("a running cluster added no %s to the snapshot", kind)
 		}

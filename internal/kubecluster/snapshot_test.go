@@ -66,6 +66,7 @@ func snapshotHost(t testing.TB, l layout) hostSnapshot {
 		"listeners": listeners(t),
 		"cgroups":   kubepodsCgroups(),
 		"ipsets":    ipsets(t),
+		"hostdirs":  existingHostDirs(),
 	}
 	if _, err := os.Stat(string(l)); err == nil {
 		s["statedir"] = []string{string(l)}

@@ -23,6 +23,7 @@ func recordHost(l layout) error {
 		"netns-before":    listNetns(),
 		"kubepods-before": kubepodsCgroups(),
 		"chains-before":   presentKubeletChains(),
+		"dirs-before":     existingHostDirs(),
 	} {
 		if err := os.WriteFile(l.path("run", name), []byte(strings.Join(list, "\n")), 0o644); err != nil {
 			return err
@@ -96,6 +97,9 @@ func teardown(ctx context.Context, l layout, log logf) error {
 		errs = append(errs, removeNetns(before))
 	}
 	errs = append(errs, unmountAll(string(l)))
+	if before, ok := recorded(l, "dirs-before"); ok {
+		errs = append(errs, removeHostDirs(before))
+	}
 	if before, ok := recorded(l, "kubepods-before"); ok {
 		var ours []string
 		for _, cg := range kubepodsCgroups() {

@@ -72,7 +72,9 @@
 // iptables rules (kube-proxy --cleanup, the kubelet's canaries,
 // kube-router's chains and ipsets, our one FORWARD rule), the bridge and
 // veths, containerd's network namespaces, mounts under the state
-// directory, the kubelet's cgroups and the state directory go.
+// directory, the kubelet's cgroups, the directories components make at
+// fixed paths (/var/lib/kubelet, /var/log/containers, /var/lib/cni,
+// /run/netns, when the host had none) and the state directory go.
 // TestLifecycle proves it against a snapshot of the host.
 //
 // # In tests

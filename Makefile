@@ -56,7 +56,7 @@ TOOLS               := $(CURDIR)/bin/tools
 PROTOC_GEN_GO       := v1.36.12
 PROTOC_GEN_GO_GRPC  := v1.5.1
 
-.PHONY: all build run demo demo-docker example-image test unit deps test-deps docker images tools generate bench lint fuzz clean
+.PHONY: all build run demo demo-docker example-image sandboxd-image test unit deps test-deps docker images tools generate bench lint fuzz clean
 
 all: build
 
@@ -99,7 +99,7 @@ example-image: docker
 # 233 s against 200 s here.
 # TestLargeInputAllocations counts allocations, which mean nothing under
 # -race (sync.Pool drops items there): it runs once more without it.
-test: test-deps docker tools lint images
+test: test-deps docker tools lint images sandboxd-image
 	$(GO) test -race -p 1 -timeout 30m -count 1 $$($(GO) list ./... | grep -v '/cmd/promptkit-sandbox-docker')
 	$(GO) test -race -p 1 -parallel 1 -timeout 30m -count 1 ./cmd/promptkit-sandbox-docker/...
 	$(GO) test -count 1 -run '^TestLargeInputAllocations$$' ./hooks/wire/
@@ -165,6 +165,13 @@ docker:
 # binaries from each building the same image.
 images: docker example-image
 	$(GO) run ./internal/dockertest/cmd/build-images
+
+# sandboxd-image builds promptkit/sandboxd:VERSION from Debian's packages
+# (mmdebstrap, docker import) unless the engine has it built from the same
+# inputs (internal/sandboxdimage; docs/sandboxd.md, "In a container").
+sandboxd-image: docker
+	@$(call install_debs,mmdebstrap:mmdebstrap)
+	$(GO) run ./internal/sandboxdimage/cmd/build-sandboxd-image -version $(VERSION)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./...

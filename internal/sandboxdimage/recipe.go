@@ -1,0 +1,162 @@
+package sandboxdimage
+
+import (
+	"crypto/sha256"
+	_ "embed" // the Dockerfile and gitconfig
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// recipeVersion changes whenever the way the image is assembled changes in
+// a way the hashed inputs below would not show.
+const recipeVersion = "1"
+
+// StaticcheckVersion is the staticcheck run_lint finds in the image; the
+// Makefile pins the same one for make lint (a test keeps them equal).
+const StaticcheckVersion = "v0.8.2"
+
+//go:embed Dockerfile
+var dockerfile string
+
+//go:embed gitconfig
+var gitconfig string
+
+// Debian is what mmdebstrap installs: the Essential packages (bash,
+// coreutils, dash, grep, sed, tar, ...) plus Packages, from Sources.
+type Debian struct {
+	Suite    string
+	Sources  []string // sources.list lines
+	Packages []string
+	DpkgOpts []string // --dpkgopt values: paths left out of the image
+}
+
+// debian is the image's Debian. No apt in the image: the agent cannot
+// install anything without network or root anyway, and apt's lists and
+// dependencies would cost space.
+var debian = Debian{
+	Suite: "bookworm",
+	Sources: []string{
+		"deb http://deb.debian.org/debian bookworm main",
+		"deb http://deb.debian.org/debian bookworm-updates main",
+		"deb http://deb.debian.org/debian-security bookworm-security main",
+	},
+	// git pulls in perl; ripgrep is what Grep runs; ca-certificates for
+	// git and go over HTTPS when a provider allows network.
+	Packages: []string{"bash", "ca-certificates", "coreutils", "git", "ripgrep"},
+	DpkgOpts: []string{
+		"path-exclude=/usr/share/man/*",
+		"path-exclude=/usr/share/info/*",
+		"path-exclude=/usr/share/locale/*",
+		"path-exclude=/usr/share/doc/*",
+		"path-include=/usr/share/doc/*/copyright",
+	},
+}
+
+// goExcludedTop are the directories of GOROOT left out of the image, with
+// every testdata directory: the Go distribution's own tests and API lists,
+// which building, vetting and testing other modules never read (60 MB).
+var goExcludedTop = []string{"test", "api"}
+
+// hasher hashes named fields, each length-prefixed so that no two
+// different sequences of fields hash alike.
+type hasher struct{ h []byte }
+
+func newHasher(kind string) *hasher {
+	x := &hasher{}
+	x.field("kind", []byte(kind))
+	x.field("recipe", []byte(recipeVersion))
+	return x
+}
+
+func (x *hasher) field(name string, data []byte) {
+	x.h = fmt.Appendf(x.h, "%s %d\n", name, len(data))
+	x.h = append(x.h, data...)
+	sum := sha256.Sum256(x.h) // keep the running state small
+	x.h = sum[:]
+}
+
+func (x *hasher) sum() string { return hex.EncodeToString(x.h) }
+
+// baseKey hashes what the Debian root filesystem is made from: the
+// package set and options, and the host's apt view of the archive
+// (aptState), so that an `apt-get update` that brings new package
+// versions rebuilds the base.
+func baseKey(d Debian, aptState string) string {
+	x := newHasher("base")
+	x.field("suite", []byte(d.Suite))
+	x.field("sources", []byte(strings.Join(d.Sources, "\n")))
+	x.field("packages", []byte(strings.Join(d.Packages, " ")))
+	x.field("dpkgopts", []byte(strings.Join(d.DpkgOpts, "\n")))
+	x.field("apt", []byte(aptState))
+	return x.sum()
+}
+
+// imageInputs is everything the final image is built from besides the
+// base; the binaries are identified by their bytes.
+type imageInputs struct {
+	base        string // baseKey
+	dockerfile  string
+	gitconfig   string
+	buildArgs   []string
+	sandboxd    []byte // sha256 of the binary
+	staticcheck []byte
+	goToolchain string // go version, GOROOT and what is left out of it
+
+	// Where the files are, for the build context; not hashed.
+	goroot, sandboxdBin, staticBin string
+}
+
+func (in imageInputs) key() string {
+	x := newHasher("image")
+	x.field("base", []byte(in.base))
+	x.field("Dockerfile", []byte(in.dockerfile))
+	x.field("gitconfig", []byte(in.gitconfig))
+	x.field("build-args", []byte(strings.Join(in.buildArgs, "\n")))
+	x.field("sandboxd", in.sandboxd)
+	x.field("staticcheck", in.staticcheck)
+	x.field("go", []byte(in.goToolchain))
+	return x.sum()
+}
+
+// aptListsDir is where apt keeps the archive indexes it last fetched.
+var aptListsDir = "/var/lib/apt/lists"
+
+// aptState returns the host's InRelease files for the sources, which name
+// the archive's state (date and index hashes). A missing one counts as
+// "absent": the host may use other mirrors, and then only the package
+// list keys the base.
+func aptState(d Debian) string {
+	var b strings.Builder
+	for _, line := range d.Sources {
+		name, ok := inReleaseFile(line)
+		if !ok {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(aptListsDir, name))
+		if err != nil {
+			data = []byte("absent")
+		}
+		sum := sha256.Sum256(data)
+		fmt.Fprintf(&b, "%s %x\n", name, sum)
+	}
+	return b.String()
+}
+
+// inReleaseFile is the name apt gives the InRelease file of a
+// sources.list line ("deb URI SUITE COMPONENT..."): the URI without its
+// scheme, with every "/" turned into "_".
+func inReleaseFile(line string) (string, bool) {
+	f := strings.Fields(line)
+	if len(f) < 3 || f[0] != "deb" {
+		return "", false
+	}
+	uri := f[1]
+	if i := strings.Index(uri, "://"); i >= 0 {
+		uri = uri[i+3:]
+	}
+	uri = strings.TrimSuffix(uri, "/") + "/dists/" + f[2] + "/InRelease"
+	return strings.ReplaceAll(uri, "/", "_"), true
+}

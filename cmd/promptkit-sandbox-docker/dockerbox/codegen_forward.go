@@ -20,7 +20,7 @@ type forwarder struct {
 
 	mu     sync.Mutex
 	conns  map[net.Conn]net.Conn // client -> its upstream, once dialled
-	last   time.Time // when the last connection closed, or the forwarder started
+	last   time.Time             // when the last connection closed, or the forwarder started
 	closed bool
 	wg     sync.WaitGroup
 }

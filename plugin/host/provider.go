@@ -142,3 +142,15 @@ func (i *instance) running() (*plugin.Client, error) {
 	}
 	return i.proc.rpc, nil
 }
+
+// Provides reports whether mode is a provider mode of the plugin that
+// serves it (pin and constraint as in a sandbox entry), starting the
+// plugin to ask when the describe cache does not know.
+func (h *Host) Provides(ctx context.Context, mode, pin, constraint string) bool {
+	srv, err := h.resolve(ctx, mode, pin, constraint)
+	if err != nil {
+		return false
+	}
+	d, err := srv.inst.describe(ctx, false)
+	return err == nil && isProvider(d.Modes, mode)
+}

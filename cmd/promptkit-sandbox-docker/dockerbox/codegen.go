@@ -188,21 +188,29 @@ func newSandboxID() string {
 }
 
 // teardown stops what the box has: the port first (no new connection),
-// then the container, then its private directory (token, socket, and a
-// workspace the provider made). A workspace it was given is left alone.
+// then the container's processes (a kill is quick), then its private
+// directory (token, socket, and a workspace the provider made), and last
+// the container's removal, which an engine can take seconds over: a
+// plugin killed while it waits (its host gives it 2 s) has left nothing
+// the engine will not finish removing. A workspace it was given is left
+// alone.
 func (b *codegenBox) teardown(ctx context.Context) error {
 	if b.fwd != nil {
 		b.fwd.close()
 	}
 	if b.ctr != nil {
-		b.ctr.remove(ctx)
+		b.ctr.kill(ctx)
 	}
+	var err error
 	if b.dir != nil {
-		if err := b.dir.remove(); err != nil {
-			return fmt.Errorf("%s: remove %s: %w", CodegenMode, b.dir.dir, err)
+		if rerr := b.dir.remove(); rerr != nil {
+			err = fmt.Errorf("%s: remove %s: %w", CodegenMode, b.dir.dir, rerr)
 		}
 	}
-	return nil
+	if b.ctr != nil {
+		b.ctr.remove(ctx)
+	}
+	return err
 }
 
 // Release removes the sandbox's container and private directory.

@@ -139,6 +139,14 @@ func (c *codegenContainer) lastOutput() string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(string(c.output.Bytes()), "\n", " | ")), " ")
 }
 
+// kill SIGKILLs the container's processes, so nothing writes to its
+// directories any more; the container, AutoRemove, starts going.
+func (c *codegenContainer) kill(ctx context.Context) {
+	kctx, cancel := context.WithTimeout(ctx, stopBudget)
+	defer cancel()
+	_, _ = c.cli.ContainerKill(kctx, c.id, client.ContainerKillOptions{Signal: "KILL"})
+}
+
 // remove force-removes the container and waits until it is gone (within
 // ctx), then drops the attach.
 func (c *codegenContainer) remove(ctx context.Context) {

@@ -124,6 +124,11 @@ func parseCodegenConfig(cfg map[string]any, h Hardening) (codegenSettings, error
 		add(errors.New(`config: key "image" is required (the sandboxd image, e.g. "promptkit/sandboxd:0.1.0", present in the local engine)`))
 	}
 	s.image = c.Image
+	if rest, ok := strings.CutPrefix(c.Workspace, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			c.Workspace = filepath.Join(home, rest)
+		}
+	}
 	if c.Workspace != "" {
 		if !filepath.IsAbs(c.Workspace) {
 			add(keyErr("workspace", "must be an absolute path (relative ones resolve against the config file's directory), got %q", c.Workspace))

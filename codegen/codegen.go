@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/hooks/config"
@@ -48,6 +49,39 @@ type Options struct {
 type Sandbox struct {
 	plugin.Provisioned
 	host *host.Host
+
+	lostOnce sync.Once
+	lost     chan struct{}
+	closed   chan struct{}
+	stopOnce sync.Once
+}
+
+// lostPoll is how often Lost looks at the plugin process.
+const lostPoll = 250 * time.Millisecond
+
+// Lost is closed when the plugin process holding the sandbox has exited
+// (it was killed, or crashed): the sandbox went with it, and its
+// endpoint no longer answers.
+func (s *Sandbox) Lost() <-chan struct{} {
+	s.lostOnce.Do(func() {
+		s.lost = make(chan struct{})
+		go func() {
+			t := time.NewTicker(lostPoll)
+			defer t.Stop()
+			for {
+				select {
+				case <-s.closed:
+					return
+				case <-t.C:
+					if !s.host.Holds(s.ID) {
+						close(s.lost)
+						return
+					}
+				}
+			}
+		}()
+	})
+	return s.lost
 }
 
 // Up loads the RuntimeConfig at configPath and provisions its sandbox
@@ -75,11 +109,12 @@ func Up(ctx context.Context, configPath, name string, opts Options) (*Sandbox, e
 		h.Close()
 		return nil, fmt.Errorf("sandbox %s (%s:%d): %w", name, f.Path, s.Line, err)
 	}
-	return &Sandbox{Provisioned: p, host: h}, nil
+	return &Sandbox{Provisioned: p, host: h, closed: make(chan struct{})}, nil
 }
 
 // Close releases the sandbox and stops the plugin host.
 func (s *Sandbox) Close() error {
+	s.stopOnce.Do(func() { close(s.closed) })
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
 	err := s.host.Release(ctx, s.ID)

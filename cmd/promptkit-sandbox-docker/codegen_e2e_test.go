@@ -97,7 +97,12 @@ func (s codegenSetup) startUp(t *testing.T, extra ...string) (*exec.Cmd, upRepor
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		if cmd.ProcessState == nil {
+			_ = cmd.Wait()
+		}
+	})
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		t.Fatalf("codegen up printed nothing: %v", err)
@@ -189,7 +194,7 @@ func TestCodegenUpForeground(t *testing.T) {
 // the private directory it left.
 func TestCodegenPluginSIGKILL(t *testing.T) {
 	s := newCodegenSetup(t)
-	_, r := s.startUp(t)
+	up, r := s.startUp(t)
 	pidText := strings.TrimSpace(dockertest.Docker(t, "inspect", "--format", "{{index .Config.Labels \""+dockerbox.LabelPID+"\"}}", r.Details["container"]))
 	pid, err := strconv.Atoi(pidText)
 	if err != nil {
@@ -200,6 +205,17 @@ func TestCodegenPluginSIGKILL(t *testing.T) {
 	}
 	took := waitGone(t, r.ID, killBound)
 	t.Logf("the container was gone %v after the plugin's SIGKILL", took.Round(time.Millisecond))
+	// up notices that its sandbox is gone and says so.
+	exited := make(chan error, 1)
+	go func() { exited <- up.Wait() }()
+	select {
+	case err := <-exited:
+		if code := exitCode(err); code != 125 {
+			t.Errorf("codegen up exited %d after its plugin's SIGKILL, want 125", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("codegen up still running 10s after its plugin's SIGKILL")
+	}
 
 	// A new plugin process sweeps the directory the dead one left.
 	_, r2 := s.startUp(t)

@@ -156,7 +156,8 @@ func (e *cliEnv) upServed(ctx context.Context, log hclog.Logger, conn net.Conn, 
 }
 
 // upForeground provisions in this process and holds the sandbox until
-// SIGINT or SIGTERM, then releases it.
+// SIGINT or SIGTERM, then releases it; if the plugin process dies first,
+// up says so and exits 125.
 func (e *cliEnv) upForeground(ctx context.Context, log hclog.Logger, common *commonFlags, cfgPath, name, workspace string, timeout time.Duration, asJSON bool) int {
 	sb, err := codegen.Up(ctx, cfgPath, name, codegen.Options{Host: hostOptions(common, log, "", nil), Workspace: workspace, Timeout: timeout})
 	if err != nil {
@@ -166,7 +167,13 @@ func (e *cliEnv) upForeground(ctx context.Context, log hclog.Logger, common *com
 	if err := e.printUp(sb.Provisioned, "foreground", "", asJSON); err != nil {
 		e.errorf("codegen up: %v", err)
 	}
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-sb.Lost():
+		e.errorf("codegen up: the plugin process holding sandbox %s (%s) exited; the sandbox went with it", sb.Name, sb.ID)
+		_ = sb.Close()
+		return exitSandbox
+	}
 	start := time.Now()
 	if err := sb.Close(); err != nil {
 		e.errorf("codegen up: release %s: %v", sb.ID, err)

@@ -154,3 +154,16 @@ func (h *Host) Provides(ctx context.Context, mode, pin, constraint string) bool 
 	d, err := srv.inst.describe(ctx, false)
 	return err == nil && isProvider(d.Modes, mode)
 }
+
+// Holds reports whether the plugin process that provisioned id is still
+// running: when it is not, the sandbox is gone with it.
+func (h *Host) Holds(id string) bool {
+	h.mu.Lock()
+	inst, ok := h.provisioned[id]
+	h.mu.Unlock()
+	if !ok {
+		return false
+	}
+	_, err := inst.running()
+	return err == nil
+}

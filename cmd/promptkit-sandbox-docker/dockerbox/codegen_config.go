@@ -52,14 +52,20 @@ type Hardening struct {
 
 // DefaultHardening is the sandboxd image's profile: uid 65532, read-only
 // root, a tmpfs /tmp, no capabilities, no-new-privileges and a pids limit.
+// The values follow the image's run profile (shared/codegenimage on main:
+// User, TmpfsSize 1g, PidsLimit 1024, RunDir, WorkspaceDir); once both
+// are on one branch this should be built from that package.
+//
+// /tmp is mounted exec: go test runs the binaries it builds there, and
+// the engine's tmpfs default is noexec.
 var DefaultHardening = Hardening{
 	User:           "65532:65532",
 	Entrypoint:     []string{"sandboxd"},
 	ReadOnlyRootfs: true,
-	Tmpfs:          map[string]string{"/tmp": "rw,nosuid,nodev,size=512m,mode=1777"},
+	Tmpfs:          map[string]string{"/tmp": "rw,exec,nosuid,nodev,size=1g,mode=1777"},
 	CapDrop:        []string{"ALL"},
 	SecurityOpt:    []string{"no-new-privileges"},
-	PidsLimit:      512,
+	PidsLimit:      1024,
 	Env:            []string{"HOME=/tmp"},
 	SocketDir:      "/run/sandboxd",
 	WorkspaceDir:   "/workspace",

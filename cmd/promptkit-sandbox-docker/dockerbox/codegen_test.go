@@ -181,8 +181,12 @@ func TestCodegenProvision(t *testing.T) {
 		t.Errorf("network interfaces in the container: %q, want only lo", out)
 	}
 	insp := docker(t, "inspect", "--format", "{{.Config.User}} {{.HostConfig.ReadonlyRootfs}} {{.HostConfig.CapDrop}} {{.HostConfig.SecurityOpt}} {{.HostConfig.PidsLimit}} {{index .Config.Labels \""+LabelID+"\"}} {{.HostConfig.NetworkMode}}", id)
-	if want := "1234:1234 true [ALL] [no-new-privileges] 512 " + got.ID + " none"; insp != want {
+	if want := "1234:1234 true [ALL] [no-new-privileges] 1024 " + got.ID + " none"; insp != want {
 		t.Errorf("container: %q, want %q", insp, want)
+	}
+	// /tmp runs what is built there (go test does), and the root is read-only.
+	if out := docker(t, "exec", id, "/bin/sh", "-c", "cp /bin/busybox /tmp/bb && /tmp/bb echo ran; touch /ro 2>/dev/null || echo read-only"); out != "ran\nread-only" {
+		t.Errorf("tmpfs exec / read-only root: %q", out)
 	}
 	if env := docker(t, "inspect", "--format", "{{.Config.Env}} {{.Config.Cmd}}", id); strings.Contains(env, got.Token) {
 		t.Error("the token is in the container's environment or command line")

@@ -185,7 +185,7 @@ func TestCodegenProvision(t *testing.T) {
 		t.Errorf("container: %q, want %q", insp, want)
 	}
 	// /tmp runs what is built there (go test does), and the root is read-only.
-	if out := docker(t, "exec", id, "/bin/sh", "-c", "cp /bin/busybox /tmp/bb && /tmp/bb echo ran; touch /ro 2>/dev/null || echo read-only"); out != "ran\nread-only" {
+	if out := docker(t, "exec", id, "/bin/sh", "-c", "cp /bin/busybox /tmp/busybox && /tmp/busybox echo ran; touch /ro 2>/dev/null || echo read-only"); out != "ran\nread-only" {
 		t.Errorf("tmpfs exec / read-only root: %q", out)
 	}
 	if env := docker(t, "inspect", "--format", "{{.Config.Env}} {{.Config.Cmd}}", id); strings.Contains(env, got.Token) {

@@ -179,6 +179,10 @@ func open(file *config.File, opts Options, builtin *sandbox.Registry, plugins Pl
 // File is the config the runtime was built from.
 func (rt *Runtime) File() *config.File { return rt.file }
 
+// Plugins is what serves the runtime's plugin modes (nil when the
+// runtime has none): promptkit-sandbox serve hands provider modes to it.
+func (rt *Runtime) Plugins() Plugins { return rt.plugins }
+
 // Hooks returns the configured hooks in the order they were written.
 func (rt *Runtime) Hooks() []*Hook { return rt.hooks }
 

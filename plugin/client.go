@@ -33,6 +33,7 @@ const closeTimeout = 10 * time.Second
 // fail at once.
 type Client struct {
 	rpc  sandboxpb.SandboxClient
+	prov sandboxpb.ProviderClient
 	done context.Context // ends when the plugin process has exited
 
 	mu   sync.Mutex
@@ -46,7 +47,7 @@ func newClient(done context.Context, conn grpc.ClientConnInterface) *Client {
 	if done == nil {
 		done = context.Background()
 	}
-	return &Client{rpc: sandboxpb.NewSandboxClient(conn), done: done}
+	return &Client{rpc: sandboxpb.NewSandboxClient(conn), prov: sandboxpb.NewProviderClient(conn), done: done}
 }
 
 // Description is what a plugin says about itself.
@@ -62,6 +63,9 @@ type ModeInfo struct {
 	Name        string
 	ConfigKeys  []string // the keys its configuration accepts, if declared
 	Description string   // one line, optional
+	// Provider marks a provider mode: Provision hands out MCP endpoints
+	// for it; it runs no command.
+	Provider bool
 }
 
 // PluginName is the name the plugin gave in its last Describe answer,
@@ -95,7 +99,7 @@ func (c *Client) Describe(ctx context.Context) (Description, error) {
 		ProtocolVersion: int(resp.GetProtocolVersion()),
 	}
 	for _, m := range resp.GetModes() {
-		d.Modes = append(d.Modes, ModeInfo{Name: m.GetName(), ConfigKeys: m.GetConfigKeys(), Description: m.GetDescription()})
+		d.Modes = append(d.Modes, ModeInfo{Name: m.GetName(), ConfigKeys: m.GetConfigKeys(), Description: m.GetDescription(), Provider: m.GetProvider()})
 	}
 	c.mu.Lock()
 	c.name = d.Name

@@ -38,6 +38,7 @@ func NewServer(opts ServeOpts) (*Server, error) {
 	srv := newServer(opts, log)
 	g := grpc.NewServer(serverOptions()...)
 	sandboxpb.RegisterSandboxServer(g, srv)
+	sandboxpb.RegisterProviderServer(g, &providerServer{srv: srv})
 	return &Server{grpc: g, srv: srv}, nil
 }
 

@@ -87,6 +87,7 @@ func (p *grpcPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
 		return errors.New("plugin: the host's plugin set cannot serve; plugins call plugin.Serve")
 	}
 	sandboxpb.RegisterSandboxServer(s, p.srv)
+	sandboxpb.RegisterProviderServer(s, &providerServer{srv: p.srv})
 	return nil
 }
 

@@ -47,6 +47,11 @@ type ServeOpts struct {
 	// Descriptions optionally gives each mode a one-line description,
 	// which Describe reports.
 	Descriptions map[string]string
+	// Providers maps each provider mode served to its Provider: modes
+	// that hand out MCP endpoints (the Provider service) instead of
+	// running commands. Describe marks them; ConfigKeys and Descriptions
+	// may describe them too. A name is a mode or a provider, not both.
+	Providers map[string]Provider
 	// Logger receives the plugin's logs. The default writes JSON to
 	// stderr, which go-plugin forwards to the host's logger, at the level
 	// in EnvLogLevel (default info).
@@ -63,8 +68,18 @@ func (o ServeOpts) validate() error {
 	if !semver.MatchString(o.Version) {
 		errs = append(errs, fmt.Errorf("version %q: want a semantic version such as 1.2.0 (no leading v)", o.Version))
 	}
-	if len(o.Modes) == 0 {
+	if len(o.Modes) == 0 && len(o.Providers) == 0 {
 		errs = append(errs, errors.New("no modes: a plugin serves at least one"))
+	}
+	for _, m := range slices.Sorted(maps.Keys(o.Providers)) {
+		switch {
+		case m == "":
+			errs = append(errs, errors.New("a provider mode with an empty name"))
+		case o.Providers[m] == nil:
+			errs = append(errs, fmt.Errorf("provider mode %q: nil provider", m))
+		case o.Modes[m] != nil:
+			errs = append(errs, fmt.Errorf("%q is both a mode and a provider mode", m))
+		}
 	}
 	for _, m := range slices.Sorted(maps.Keys(o.Modes)) {
 		if m == "" {
@@ -75,16 +90,30 @@ func (o ServeOpts) validate() error {
 		}
 	}
 	for _, m := range slices.Sorted(maps.Keys(o.ConfigKeys)) {
-		if _, ok := o.Modes[m]; !ok {
+		if !o.serves(m) {
 			errs = append(errs, fmt.Errorf("config keys for %q, which is not a mode", m))
 		}
 	}
 	for _, m := range slices.Sorted(maps.Keys(o.Descriptions)) {
-		if _, ok := o.Modes[m]; !ok {
+		if !o.serves(m) {
 			errs = append(errs, fmt.Errorf("description for %q, which is not a mode", m))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// serves reports whether m is a mode or a provider mode of o.
+func (o ServeOpts) serves(m string) bool {
+	_, mode := o.Modes[m]
+	_, provider := o.Providers[m]
+	return mode || provider
+}
+
+// allModes are the sandbox and provider modes of o, sorted.
+func (o ServeOpts) allModes() []string {
+	names := append(slices.Collect(maps.Keys(o.Modes)), slices.Collect(maps.Keys(o.Providers))...)
+	slices.Sort(names)
+	return names
 }
 
 // Serve runs a plugin: it is the whole of a plugin's main. It serves the
@@ -201,7 +230,7 @@ It is started by promptkit-sandbox, not run by hand: put it in a plugin
 directory (such as ~/.local/share/promptkit/plugins, or one given with
 --plugin-dir) and declare a sandbox with one of its modes.
 To debug it, run it with %s=1 and follow the instructions it prints.
-`, o.Name, o.Version, strings.Join(slices.Sorted(maps.Keys(o.Modes)), ", "), EnvDebug)
+`, o.Name, o.Version, strings.Join(o.allModes(), ", "), EnvDebug)
 }
 
 // serveDebug serves without a host handshake and without TLS, on a unix

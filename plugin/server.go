@@ -38,6 +38,7 @@ type server struct {
 	modes         map[string]sandbox.Factory
 	keys          map[string][]string
 	descriptions  map[string]string
+	providers     *providers
 	log           hclog.Logger
 
 	mu       sync.Mutex
@@ -55,6 +56,7 @@ func newServer(opts ServeOpts, log hclog.Logger) *server {
 		modes:        opts.Modes,
 		keys:         opts.ConfigKeys,
 		descriptions: opts.Descriptions,
+		providers:    &providers{modes: opts.Providers, owner: make(map[string]Provider)},
 		log:          log,
 		open:         make(map[string]sandbox.Sandbox),
 		calls:        make(map[string]func()),
@@ -64,7 +66,8 @@ func newServer(opts ServeOpts, log hclog.Logger) *server {
 func (s *server) Describe(context.Context, *sandboxpb.DescribeRequest) (*sandboxpb.DescribeResponse, error) {
 	resp := &sandboxpb.DescribeResponse{Name: s.name, Version: s.version, ProtocolVersion: ProtocolVersion}
 	for _, m := range s.modeNames() {
-		resp.Modes = append(resp.Modes, &sandboxpb.Mode{Name: m, ConfigKeys: s.keys[m], Description: s.descriptions[m]})
+		_, provider := s.providers.modes[m]
+		resp.Modes = append(resp.Modes, &sandboxpb.Mode{Name: m, ConfigKeys: s.keys[m], Description: s.descriptions[m], Provider: provider})
 	}
 	return resp, nil
 }
@@ -74,6 +77,9 @@ func (s *server) Describe(context.Context, *sandboxpb.DescribeRequest) (*sandbox
 // that is wrong, and the host adds where it was written.
 func (s *server) Open(_ context.Context, req *sandboxpb.OpenRequest) (*sandboxpb.OpenResponse, error) {
 	factory, ok := s.modes[req.GetMode()]
+	if pr, isProvider := s.providers.modes[req.GetMode()]; isProvider {
+		factory, ok = checkFactory(req.GetMode(), pr), true
+	}
 	if !ok {
 		return nil, status.Errorf(codes.InvalidArgument, "plugin %s does not serve mode %q (it serves %s)",
 			s.name, req.GetMode(), strings.Join(s.modeNames(), ", "))
@@ -124,7 +130,24 @@ func openStatus(err error) error {
 	return st.Err()
 }
 
-func (s *server) modeNames() []string { return slices.Sorted(maps.Keys(s.modes)) }
+// modeNames are the sandbox and provider modes served, sorted.
+func (s *server) modeNames() []string {
+	names := slices.Collect(maps.Keys(s.modes))
+	names = append(names, slices.Collect(maps.Keys(s.providers.modes))...)
+	slices.Sort(names)
+	return names
+}
+
+// checkFactory opens a provider mode's sandbox as a check of its
+// configuration (see checkOnly).
+func checkFactory(mode string, pr Provider) sandbox.Factory {
+	return func(name string, cfg map[string]any) (sandbox.Sandbox, error) {
+		if err := pr.Check(name, cfg); err != nil {
+			return nil, err
+		}
+		return checkOnly{name: name, mode: mode}, nil
+	}
+}
 
 // callFactory runs a factory; a panic in it is the factory's bug, and
 // must not take down every other sandbox the process serves.
@@ -209,6 +232,24 @@ func (s *server) shutdown(grace time.Duration) {
 		timer.Stop()
 	}
 	s.closeAll(max(time.Until(deadline), 0))
+	s.closeProviders(max(time.Until(deadline), 0))
+}
+
+// closeProviders releases every provisioned sandbox, waiting at most
+// grace: a container a provider started must not outlive the process.
+func (s *server) closeProviders(grace time.Duration) {
+	done := make(chan []error, 1)
+	go func() { done <- s.providers.close() }()
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case errs := <-done:
+		for _, err := range errs {
+			s.log.Warn("releasing provisioned sandboxes at shutdown", "error", err)
+		}
+	case <-timer.C:
+		s.log.Warn("provisioned sandboxes still releasing at shutdown; exiting anyway", "grace", grace)
+	}
 }
 
 // enter registers a backend call; it fails once shutdown has begun.

@@ -47,6 +47,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return env.validate(args[1:])
 	case "plugins":
 		return env.plugins(args[1:])
+	case "codegen":
+		return env.codegen(args[1:])
 	case "version", "--version":
 		return env.version(args[1:])
 	case "help", "-h", "--help":
@@ -89,6 +91,16 @@ Commands:
              Record the SHA-256 of the plugins the config selects in
              promptkit-sandbox.lock beside it; from then on a plugin whose
              hash differs is refused before it runs.
+  codegen up --config FILE --sandbox NAME [--workspace DIR] [--json] [--socket PATH] [--foreground]
+             Provision a codegen sandbox (a provider mode such as docker_codegen)
+             and print its MCP endpoint, token and a .mcp.json. With a serve of
+             the config running on the socket, the serve holds the sandbox and
+             up returns; otherwise up holds it until Ctrl-C, which releases it.
+  codegen ls [--socket PATH] [--json]
+             List the sandboxes the serve holds (no tokens).
+  codegen down ID [--socket PATH]
+             Release a sandbox the serve holds: its container and private
+             directory go; a workspace it was given stays.
   version    Print the version.
 
 Every command accepts --log-level (trace, debug, info, warn, error; default

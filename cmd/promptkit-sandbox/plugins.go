@@ -35,8 +35,11 @@ type pluginRow struct {
 	Version string   `json:"version"`
 	Path    string   `json:"path"`
 	Modes   []string `json:"modes"`
-	SHA256  string   `json:"sha256"`
-	Refused string   `json:"refused,omitempty"`
+	// Providers are the modes among Modes that are provider modes
+	// (codegen sandboxes, handed out by codegen up).
+	Providers []string `json:"providers,omitempty"`
+	SHA256    string   `json:"sha256"`
+	Refused   string   `json:"refused,omitempty"`
 }
 
 type pluginList struct {
@@ -129,6 +132,9 @@ func describeCandidate(h *host.Host, c discovery.Candidate) pluginRow {
 	}
 	for _, m := range d.Modes {
 		row.Modes = append(row.Modes, m.Name)
+		if m.Provider {
+			row.Providers = append(row.Providers, m.Name)
+		}
 	}
 	return row
 }

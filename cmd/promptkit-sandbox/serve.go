@@ -69,7 +69,11 @@ func (e *cliEnv) serve(args []string) int {
 		}
 	}
 	modes, names := servedModes(rt, cfg)
-	srv, err := plugin.NewServer(plugin.ServeOpts{Name: "serve", Version: serveVersion(version), Modes: modes, Logger: log.Named("serve")})
+	providers := servedProviders(ctx, rt, cfg)
+	for m := range providers {
+		delete(modes, m)
+	}
+	srv, err := plugin.NewServer(plugin.ServeOpts{Name: "serve", Version: serveVersion(version), Modes: modes, Providers: providers, Logger: log.Named("serve")})
 	if err != nil {
 		closeRuntime()
 		e.errorf("serve: %v", err)

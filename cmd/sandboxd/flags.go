@@ -27,6 +27,7 @@ type options struct {
 	logLevel       string
 	logFormat      string
 	stdio          bool
+	lifeline       bool
 	shutdownGrace  time.Duration
 	version        bool
 }
@@ -53,7 +54,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs := flag.NewFlagSet("sandboxd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Var(&o.workspaces, "workspace", "workspace `DIR`, or NAME=DIR, repeatable (SANDBOXD_WORKSPACE, ':'-separated; default .)")
-	fs.StringVar(&o.addr, "addr", server.DefaultAddr, "listen `address` (SANDBOXD_ADDR)")
+	fs.StringVar(&o.addr, "addr", server.DefaultAddr, "listen `address`: HOST:PORT, or unix:PATH for a unix socket (mode 0600, removed on shutdown) (SANDBOXD_ADDR)")
 	fs.StringVar(&o.token, "token", "", "bearer `token` clients must send (SANDBOXD_TOKEN); without it and --token-file one is generated")
 	fs.StringVar(&o.tokenFile, "token-file", "", "read the bearer token from `FILE` (SANDBOXD_TOKEN_FILE)")
 	fs.Var(&o.allowedOrigins, "allowed-origin", "an `origin` browsers may call from, e.g. http://localhost:3000, repeatable (SANDBOXD_ALLOWED_ORIGIN, comma-separated)")
@@ -66,6 +67,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.logFormat, "log-format", "text", "text or json (SANDBOXD_LOG_FORMAT)")
 	fs.DurationVar(&o.shutdownGrace, "shutdown-grace", server.DefaultShutdownGrace, "how long in-flight calls get to finish on SIGTERM before they are cancelled (SANDBOXD_SHUTDOWN_GRACE)")
 	fs.BoolVar(&o.stdio, "stdio", false, "serve MCP over stdin and stdout instead of HTTP (SANDBOXD_STDIO)")
+	fs.BoolVar(&o.lifeline, "exit-on-stdin-eof", false, "shut down when stdin ends: a provider holding the container's stdin takes sandboxd down with it (SANDBOXD_EXIT_ON_STDIN_EOF)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)

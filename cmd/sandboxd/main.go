@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -113,7 +112,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	} else if os.Geteuid() == 0 {
 		log.Warn("the agent's commands run as root and can read sandboxd's memory and signal it; give --run-as USER")
 	}
-	loopback := server.LoopbackAddr(o.addr)
+	loopback := localAddr(o.addr)
 	if err := checkExposure(o.addr, o.stdio, cfg.Token, generated); err != nil {
 		return badInput(err)
 	}
@@ -125,13 +124,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		log.Info("serving MCP over stdio", "workspaces", describe(cfg.Workspaces))
 		return srv.ServeStdio(ctx, stdin, stdout)
 	}
-	ln, err := net.Listen("tcp", o.addr)
+	ln, err := listen(o.addr)
 	if err != nil {
 		srv.Close()
-		return fmt.Errorf("listen on %s: %w", o.addr, err)
+		return err
+	}
+	if o.lifeline {
+		ctx = stdinLifeline(ctx, stdin, log)
 	}
 	h := srv.NewHTTP(loopback)
-	announce(stdout, ln.Addr().String(), cfg, generated)
+	announce(stdout, listenURL(ln), cfg, generated)
 	log.Info("serving MCP", "addr", ln.Addr().String(), "workspaces", describe(cfg.Workspaces), "readonly", cfg.ReadOnly)
 	served := make(chan error, 1)
 	go func() { served <- h.Serve(ln) }()
@@ -156,7 +158,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 // port could otherwise guess their way to the agent's shell. Over stdio
 // nothing listens.
 func checkExposure(addr string, stdio bool, token string, generated bool) error {
-	if stdio || server.LoopbackAddr(addr) {
+	if stdio || localAddr(addr) {
 		return nil
 	}
 	if generated {
@@ -248,13 +250,21 @@ func describe(ws []server.Workspace) string {
 // client config to paste. A token the user gave is not echoed (it may
 // come from a secret store and stdout may be a log); the snippet then
 // reads it from SANDBOXD_TOKEN.
-func announce(w io.Writer, addr string, cfg server.Config, generated bool) {
-	base := "http://" + addr
+func announce(w io.Writer, base string, cfg server.Config, generated bool) {
 	token := "${SANDBOXD_TOKEN}"
 	if generated {
 		token = cfg.Token
 	}
 	fmt.Fprintf(w, "sandboxd %s serving %s\n", version, describe(cfg.Workspaces))
+	if path := unixPath(base); path != "" {
+		// No URL a client could paste: whoever forwards the socket
+		// prints one for the port it forwards from.
+		fmt.Fprintf(w, "  MCP (Streamable HTTP at %s, HTTP+SSE at %s) on unix socket %s (mode %#o)\n", server.PathMCP, server.PathSSE, path, socketMode)
+		if generated {
+			fmt.Fprintf(w, "  Token (generated for this run; fix one with --token-file): %s\n", cfg.Token)
+		}
+		return
+	}
 	fmt.Fprintf(w, "  MCP (Streamable HTTP): %s%s\n", base, server.PathMCP)
 	fmt.Fprintf(w, "  MCP (HTTP+SSE):        %s%s\n", base, server.PathSSE)
 	if generated {

@@ -385,6 +385,24 @@ func TestRelativePathKeysResolveAgainstConfigDir(t *testing.T) {
 	}
 }
 
+// TestWorkspaceResolvesAgainstConfigDir: a provider's workspace is a
+// directory, so any relative path in it, a bare name included, is the
+// config's directory's.
+func TestWorkspaceResolvesAgainstConfigDir(t *testing.T) {
+	src := "spec:\n  sandboxes:\n    a: {mode: direct, workspace: ./repo}\n    b: {mode: direct, workspace: repo}\n" +
+		"    c: {mode: direct, workspace: /abs/repo}\n    d: {mode: direct, workspace: ~/repo}\n"
+	f, err := Parse("/etc/pk/runtime.yaml", []byte(src), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a": "/etc/pk/repo", "b": "/etc/pk/repo", "c": "/abs/repo", "d": "~/repo"}
+	for _, sb := range f.Sandboxes {
+		if got := sb.Config["workspace"]; got != want[sb.Name] {
+			t.Errorf("%s: workspace %v, want %s", sb.Name, got, want[sb.Name])
+		}
+	}
+}
+
 func TestOpenTimeout(t *testing.T) {
 	f, err := Parse("r.yaml", []byte("spec:\n  sandboxes:\n    a: {mode: direct, open_timeout: 45s}\n    b: {mode: direct}\n"), testOptions(t))
 	if err != nil {

@@ -121,6 +121,11 @@ func (p *parser) openTimeout(v *yaml.Node, entry string) time.Duration {
 // ("kubectl") is left for a PATH lookup.
 var pathKeys = []string{"kubeconfig", "kubectl_path", "docker_path"}
 
+// dirKeys are the sandbox keys naming a directory (a provider's
+// workspace): any relative path in them, "repo" included, resolves
+// against the config file's directory, since no PATH lookup applies.
+var dirKeys = []string{"workspace"}
+
 // resolvePaths makes the relative paths of a sandbox's config absolute
 // against dir, in place: the pathKeys and the host side of mounts.
 func resolvePaths(cfg map[string]any, dir string) {
@@ -130,6 +135,11 @@ func resolvePaths(cfg map[string]any, dir string) {
 	for _, key := range pathKeys {
 		if v, ok := cfg[key].(string); ok {
 			cfg[key] = resolvePath(v, dir)
+		}
+	}
+	for _, key := range dirKeys {
+		if v, ok := cfg[key].(string); ok && v != "" && !filepath.IsAbs(v) && !strings.HasPrefix(v, "~") {
+			cfg[key] = filepath.Join(dir, v)
 		}
 	}
 }

@@ -20,6 +20,11 @@ const (
 	// Hooks is Busybox plus the static Go test hooks under /hooks (sources
 	// in hooks/): echo, sleep, envdump, exitcode, flood, verdict.
 	Hooks = "hooks"
+	// Sandboxd is Busybox plus a static sandboxd (built from this module)
+	// at /usr/local/bin/sandboxd, its ENTRYPOINT, and the host's ripgrep
+	// with the libraries it loads: enough for sandboxd to start and serve
+	// its tools, a stand-in for the real image (make sandboxd-image).
+	Sandboxd = "sandboxd"
 )
 
 // repository prefixes every test image's reference, and testLabel marks

@@ -52,11 +52,16 @@ type recipe struct {
 	name       string
 	dockerfile string
 	withHooks  bool
+	// files, when set, gives more files for the image, by their path in
+	// it; they go in through the context's root/ and are hashed.
+	files func(ctx context.Context) (map[string][]byte, error)
 }
 
 var recipes = map[string]recipe{
 	Busybox: {name: Busybox, dockerfile: baseDockerfile},
 	Hooks:   {name: Hooks, dockerfile: baseDockerfile + "COPY hooks/ /hooks/\n", withHooks: true},
+	Sandboxd: {name: Sandboxd, dockerfile: baseDockerfile + "COPY root/ /\nENTRYPOINT [\"/usr/local/bin/sandboxd\"]\n",
+		files: sandboxdFiles},
 }
 
 // fullDockerfile labels the image last, so the layers above are shared
@@ -89,6 +94,15 @@ func (r recipe) ref(ctx context.Context) (string, error) {
 	if r.withHooks {
 		if err := hashHooks(ctx, field); err != nil {
 			return "", err
+		}
+	}
+	if r.files != nil {
+		files, err := r.files(ctx)
+		if err != nil {
+			return "", err
+		}
+		for _, name := range slices.Sorted(maps.Keys(files)) {
+			field("root"+name, files[name])
 		}
 	}
 	return repository + r.name + ":" + hex.EncodeToString(h.Sum(nil))[:12], nil
@@ -173,6 +187,21 @@ func (r recipe) writeContext(ctx context.Context, dir, srcDir string) error {
 	}
 	if err := os.WriteFile(filepath.Join(dir, "busybox"), busybox, 0o755); err != nil {
 		return err
+	}
+	if r.files != nil {
+		files, err := r.files(ctx)
+		if err != nil {
+			return err
+		}
+		for name, data := range files {
+			dst := filepath.Join(dir, "root", filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(dst, data, 0o755); err != nil {
+				return err
+			}
+		}
 	}
 	if r.withHooks {
 		return compileHooks(ctx, srcDir, filepath.Join(dir, "hooks"))

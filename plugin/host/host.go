@@ -73,7 +73,10 @@ type Host struct {
 
 	mu        sync.Mutex
 	instances map[string]*instance // by binary path, or "reattach:NAME"
-	closed    bool
+	// provisioned maps the id of each sandbox provisioned through this
+	// host to the plugin that holds it.
+	provisioned map[string]*instance
+	closed      bool
 }
 
 // New scans the search path and reads the lock file. It starts nothing:

@@ -1,5 +1,8 @@
 // The protocol between promptkit-sandbox (the host) and a sandbox plugin:
-// one gRPC service served by the plugin over go-plugin.
+// gRPC services served by the plugin over go-plugin — Sandbox, which every
+// plugin serves, and Provider, served by plugins with provider modes
+// (Mode.provider), which hand out MCP endpoints instead of running
+// commands.
 //
 // Large payloads are streamed in chunks so that no message comes near
 // gRPC's default 4 MiB limit, which only the plugin's own server could
@@ -206,7 +209,13 @@ type Mode struct {
 	// plugin declares them.
 	ConfigKeys []string `protobuf:"bytes,2,rep,name=config_keys,json=configKeys,proto3" json:"config_keys,omitempty"`
 	// description is an optional one-line summary.
-	Description   string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	Description string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	// provider marks a mode served by the Provider service: Provision hands
+	// out an MCP endpoint for it. Open of a provider mode only checks its
+	// configuration; the sandbox it returns runs no command. A plugin that
+	// predates providers never sets it, so a host never calls Provider on
+	// it.
+	Provider      bool `protobuf:"varint,4,opt,name=provider,proto3" json:"provider,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -260,6 +269,13 @@ func (x *Mode) GetDescription() string {
 		return x.Description
 	}
 	return ""
+}
+
+func (x *Mode) GetProvider() bool {
+	if x != nil {
+		return x.Provider
+	}
+	return false
 }
 
 type OpenRequest struct {
@@ -1002,6 +1018,399 @@ func (*CloseResponse) Descriptor() ([]byte, []int) {
 	return file_sandbox_proto_rawDescGZIP(), []int{13}
 }
 
+type ProvisionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the name the sandbox is declared under in the config.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Mode string `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`
+	// config_json is the mode's configuration as a JSON object.
+	ConfigJson []byte `protobuf:"bytes,3,opt,name=config_json,json=configJson,proto3" json:"config_json,omitempty"`
+	// workspace, when set, replaces the configuration's workspace: an
+	// absolute host path.
+	Workspace string `protobuf:"bytes,4,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// timeout_nanos bounds the provisioning; zero means the provider's
+	// default.
+	TimeoutNanos  int64 `protobuf:"varint,5,opt,name=timeout_nanos,json=timeoutNanos,proto3" json:"timeout_nanos,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProvisionRequest) Reset() {
+	*x = ProvisionRequest{}
+	mi := &file_sandbox_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProvisionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProvisionRequest) ProtoMessage() {}
+
+func (x *ProvisionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sandbox_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProvisionRequest.ProtoReflect.Descriptor instead.
+func (*ProvisionRequest) Descriptor() ([]byte, []int) {
+	return file_sandbox_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ProvisionRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ProvisionRequest) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *ProvisionRequest) GetConfigJson() []byte {
+	if x != nil {
+		return x.ConfigJson
+	}
+	return nil
+}
+
+func (x *ProvisionRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *ProvisionRequest) GetTimeoutNanos() int64 {
+	if x != nil {
+		return x.TimeoutNanos
+	}
+	return 0
+}
+
+type ProvisionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Sandbox       *Provisioned           `protobuf:"bytes,1,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProvisionResponse) Reset() {
+	*x = ProvisionResponse{}
+	mi := &file_sandbox_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProvisionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProvisionResponse) ProtoMessage() {}
+
+func (x *ProvisionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sandbox_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProvisionResponse.ProtoReflect.Descriptor instead.
+func (*ProvisionResponse) Descriptor() ([]byte, []int) {
+	return file_sandbox_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ProvisionResponse) GetSandbox() *Provisioned {
+	if x != nil {
+		return x.Sandbox
+	}
+	return nil
+}
+
+// Provisioned is one sandbox a provider handed out.
+type Provisioned struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id names it in Release; unique among the provider's.
+	Id   string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Mode string `protobuf:"bytes,3,opt,name=mode,proto3" json:"mode,omitempty"`
+	// endpoint is the MCP Streamable HTTP URL, on loopback.
+	Endpoint string `protobuf:"bytes,4,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
+	// token is the bearer token the endpoint requires; empty in List.
+	Token string `protobuf:"bytes,5,opt,name=token,proto3" json:"token,omitempty"`
+	// workspace is the host directory the sandbox works on.
+	Workspace string `protobuf:"bytes,6,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// created_unix_nanos is when it was provisioned.
+	CreatedUnixNanos int64 `protobuf:"varint,7,opt,name=created_unix_nanos,json=createdUnixNanos,proto3" json:"created_unix_nanos,omitempty"`
+	// details are provider-specific facts for people (container id, image).
+	Details       map[string]string `protobuf:"bytes,8,rep,name=details,proto3" json:"details,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Provisioned) Reset() {
+	*x = Provisioned{}
+	mi := &file_sandbox_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Provisioned) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Provisioned) ProtoMessage() {}
+
+func (x *Provisioned) ProtoReflect() protoreflect.Message {
+	mi := &file_sandbox_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Provisioned.ProtoReflect.Descriptor instead.
+func (*Provisioned) Descriptor() ([]byte, []int) {
+	return file_sandbox_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *Provisioned) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Provisioned) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Provisioned) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *Provisioned) GetEndpoint() string {
+	if x != nil {
+		return x.Endpoint
+	}
+	return ""
+}
+
+func (x *Provisioned) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *Provisioned) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *Provisioned) GetCreatedUnixNanos() int64 {
+	if x != nil {
+		return x.CreatedUnixNanos
+	}
+	return 0
+}
+
+func (x *Provisioned) GetDetails() map[string]string {
+	if x != nil {
+		return x.Details
+	}
+	return nil
+}
+
+type ReleaseRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseRequest) Reset() {
+	*x = ReleaseRequest{}
+	mi := &file_sandbox_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseRequest) ProtoMessage() {}
+
+func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sandbox_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
+func (*ReleaseRequest) Descriptor() ([]byte, []int) {
+	return file_sandbox_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ReleaseRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type ReleaseResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseResponse) Reset() {
+	*x = ReleaseResponse{}
+	mi := &file_sandbox_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseResponse) ProtoMessage() {}
+
+func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sandbox_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
+func (*ReleaseResponse) Descriptor() ([]byte, []int) {
+	return file_sandbox_proto_rawDescGZIP(), []int{18}
+}
+
+type ListRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRequest) Reset() {
+	*x = ListRequest{}
+	mi := &file_sandbox_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRequest) ProtoMessage() {}
+
+func (x *ListRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sandbox_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
+func (*ListRequest) Descriptor() ([]byte, []int) {
+	return file_sandbox_proto_rawDescGZIP(), []int{19}
+}
+
+type ListResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Sandboxes     []*Provisioned         `protobuf:"bytes,1,rep,name=sandboxes,proto3" json:"sandboxes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListResponse) Reset() {
+	*x = ListResponse{}
+	mi := &file_sandbox_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListResponse) ProtoMessage() {}
+
+func (x *ListResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sandbox_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
+func (*ListResponse) Descriptor() ([]byte, []int) {
+	return file_sandbox_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListResponse) GetSandboxes() []*Provisioned {
+	if x != nil {
+		return x.Sandboxes
+	}
+	return nil
+}
+
 var File_sandbox_proto protoreflect.FileDescriptor
 
 const file_sandbox_proto_rawDesc = "" +
@@ -1012,12 +1421,13 @@ const file_sandbox_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12)\n" +
 	"\x10protocol_version\x18\x03 \x01(\x05R\x0fprotocolVersion\x120\n" +
-	"\x05modes\x18\x04 \x03(\v2\x1a.promptkit.sandbox.v1.ModeR\x05modes\"]\n" +
+	"\x05modes\x18\x04 \x03(\v2\x1a.promptkit.sandbox.v1.ModeR\x05modes\"y\n" +
 	"\x04Mode\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1f\n" +
 	"\vconfig_keys\x18\x02 \x03(\tR\n" +
 	"configKeys\x12 \n" +
-	"\vdescription\x18\x03 \x01(\tR\vdescription\"e\n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x1a\n" +
+	"\bprovider\x18\x04 \x01(\bR\bprovider\"e\n" +
 	"\vOpenRequest\x12!\n" +
 	"\fsandbox_name\x18\x01 \x01(\tR\vsandboxName\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x1f\n" +
@@ -1066,7 +1476,34 @@ const file_sandbox_proto_rawDesc = "" +
 	"\x06stderr\x18\b \x01(\fR\x06stderr\"&\n" +
 	"\fCloseRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\"\x0f\n" +
-	"\rCloseResponse*\xae\x01\n" +
+	"\rCloseResponse\"\x9e\x01\n" +
+	"\x10ProvisionRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x1f\n" +
+	"\vconfig_json\x18\x03 \x01(\fR\n" +
+	"configJson\x12\x1c\n" +
+	"\tworkspace\x18\x04 \x01(\tR\tworkspace\x12#\n" +
+	"\rtimeout_nanos\x18\x05 \x01(\x03R\ftimeoutNanos\"P\n" +
+	"\x11ProvisionResponse\x12;\n" +
+	"\asandbox\x18\x01 \x01(\v2!.promptkit.sandbox.v1.ProvisionedR\asandbox\"\xc9\x02\n" +
+	"\vProvisioned\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
+	"\x04mode\x18\x03 \x01(\tR\x04mode\x12\x1a\n" +
+	"\bendpoint\x18\x04 \x01(\tR\bendpoint\x12\x14\n" +
+	"\x05token\x18\x05 \x01(\tR\x05token\x12\x1c\n" +
+	"\tworkspace\x18\x06 \x01(\tR\tworkspace\x12,\n" +
+	"\x12created_unix_nanos\x18\a \x01(\x03R\x10createdUnixNanos\x12H\n" +
+	"\adetails\x18\b \x03(\v2..promptkit.sandbox.v1.Provisioned.DetailsEntryR\adetails\x1a:\n" +
+	"\fDetailsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\" \n" +
+	"\x0eReleaseRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\x11\n" +
+	"\x0fReleaseResponse\"\r\n" +
+	"\vListRequest\"O\n" +
+	"\fListResponse\x12?\n" +
+	"\tsandboxes\x18\x01 \x03(\v2!.promptkit.sandbox.v1.ProvisionedR\tsandboxes*\xae\x01\n" +
 	"\tErrorKind\x12\x13\n" +
 	"\x0fERROR_KIND_NONE\x10\x00\x12\x16\n" +
 	"\x12ERROR_KIND_UNKNOWN\x10\x01\x12\x16\n" +
@@ -1080,7 +1517,11 @@ const file_sandbox_proto_rawDesc = "" +
 	"\x04Open\x12!.promptkit.sandbox.v1.OpenRequest\x1a\".promptkit.sandbox.v1.OpenResponse\x12P\n" +
 	"\x05Spawn\x12 .promptkit.sandbox.v1.SpawnInput\x1a!.promptkit.sandbox.v1.SpawnOutput(\x010\x01\x12P\n" +
 	"\x05Close\x12\".promptkit.sandbox.v1.CloseRequest\x1a#.promptkit.sandbox.v1.CloseResponse\x12S\n" +
-	"\x06Cancel\x12#.promptkit.sandbox.v1.CancelRequest\x1a$.promptkit.sandbox.v1.CancelResponseBAZ?github.com/altairalabs/promptkit-sandbox/shared/proto;sandboxpbb\x06proto3"
+	"\x06Cancel\x12#.promptkit.sandbox.v1.CancelRequest\x1a$.promptkit.sandbox.v1.CancelResponse2\x8f\x02\n" +
+	"\bProvider\x12\\\n" +
+	"\tProvision\x12&.promptkit.sandbox.v1.ProvisionRequest\x1a'.promptkit.sandbox.v1.ProvisionResponse\x12V\n" +
+	"\aRelease\x12$.promptkit.sandbox.v1.ReleaseRequest\x1a%.promptkit.sandbox.v1.ReleaseResponse\x12M\n" +
+	"\x04List\x12!.promptkit.sandbox.v1.ListRequest\x1a\".promptkit.sandbox.v1.ListResponseBAZ?github.com/altairalabs/promptkit-sandbox/shared/proto;sandboxpbb\x06proto3"
 
 var (
 	file_sandbox_proto_rawDescOnce sync.Once
@@ -1095,23 +1536,31 @@ func file_sandbox_proto_rawDescGZIP() []byte {
 }
 
 var file_sandbox_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_sandbox_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_sandbox_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_sandbox_proto_goTypes = []any{
-	(ErrorKind)(0),           // 0: promptkit.sandbox.v1.ErrorKind
-	(*DescribeRequest)(nil),  // 1: promptkit.sandbox.v1.DescribeRequest
-	(*DescribeResponse)(nil), // 2: promptkit.sandbox.v1.DescribeResponse
-	(*Mode)(nil),             // 3: promptkit.sandbox.v1.Mode
-	(*OpenRequest)(nil),      // 4: promptkit.sandbox.v1.OpenRequest
-	(*OpenResponse)(nil),     // 5: promptkit.sandbox.v1.OpenResponse
-	(*SpawnInput)(nil),       // 6: promptkit.sandbox.v1.SpawnInput
-	(*SpawnStart)(nil),       // 7: promptkit.sandbox.v1.SpawnStart
-	(*CancelRequest)(nil),    // 8: promptkit.sandbox.v1.CancelRequest
-	(*CancelResponse)(nil),   // 9: promptkit.sandbox.v1.CancelResponse
-	(*StdinEnd)(nil),         // 10: promptkit.sandbox.v1.StdinEnd
-	(*SpawnOutput)(nil),      // 11: promptkit.sandbox.v1.SpawnOutput
-	(*SpawnResult)(nil),      // 12: promptkit.sandbox.v1.SpawnResult
-	(*CloseRequest)(nil),     // 13: promptkit.sandbox.v1.CloseRequest
-	(*CloseResponse)(nil),    // 14: promptkit.sandbox.v1.CloseResponse
+	(ErrorKind)(0),            // 0: promptkit.sandbox.v1.ErrorKind
+	(*DescribeRequest)(nil),   // 1: promptkit.sandbox.v1.DescribeRequest
+	(*DescribeResponse)(nil),  // 2: promptkit.sandbox.v1.DescribeResponse
+	(*Mode)(nil),              // 3: promptkit.sandbox.v1.Mode
+	(*OpenRequest)(nil),       // 4: promptkit.sandbox.v1.OpenRequest
+	(*OpenResponse)(nil),      // 5: promptkit.sandbox.v1.OpenResponse
+	(*SpawnInput)(nil),        // 6: promptkit.sandbox.v1.SpawnInput
+	(*SpawnStart)(nil),        // 7: promptkit.sandbox.v1.SpawnStart
+	(*CancelRequest)(nil),     // 8: promptkit.sandbox.v1.CancelRequest
+	(*CancelResponse)(nil),    // 9: promptkit.sandbox.v1.CancelResponse
+	(*StdinEnd)(nil),          // 10: promptkit.sandbox.v1.StdinEnd
+	(*SpawnOutput)(nil),       // 11: promptkit.sandbox.v1.SpawnOutput
+	(*SpawnResult)(nil),       // 12: promptkit.sandbox.v1.SpawnResult
+	(*CloseRequest)(nil),      // 13: promptkit.sandbox.v1.CloseRequest
+	(*CloseResponse)(nil),     // 14: promptkit.sandbox.v1.CloseResponse
+	(*ProvisionRequest)(nil),  // 15: promptkit.sandbox.v1.ProvisionRequest
+	(*ProvisionResponse)(nil), // 16: promptkit.sandbox.v1.ProvisionResponse
+	(*Provisioned)(nil),       // 17: promptkit.sandbox.v1.Provisioned
+	(*ReleaseRequest)(nil),    // 18: promptkit.sandbox.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),   // 19: promptkit.sandbox.v1.ReleaseResponse
+	(*ListRequest)(nil),       // 20: promptkit.sandbox.v1.ListRequest
+	(*ListResponse)(nil),      // 21: promptkit.sandbox.v1.ListResponse
+	nil,                       // 22: promptkit.sandbox.v1.Provisioned.DetailsEntry
 }
 var file_sandbox_proto_depIdxs = []int32{
 	3,  // 0: promptkit.sandbox.v1.DescribeResponse.modes:type_name -> promptkit.sandbox.v1.Mode
@@ -1119,21 +1568,30 @@ var file_sandbox_proto_depIdxs = []int32{
 	10, // 2: promptkit.sandbox.v1.SpawnInput.stdin_end:type_name -> promptkit.sandbox.v1.StdinEnd
 	12, // 3: promptkit.sandbox.v1.SpawnOutput.result:type_name -> promptkit.sandbox.v1.SpawnResult
 	0,  // 4: promptkit.sandbox.v1.SpawnResult.kind:type_name -> promptkit.sandbox.v1.ErrorKind
-	1,  // 5: promptkit.sandbox.v1.Sandbox.Describe:input_type -> promptkit.sandbox.v1.DescribeRequest
-	4,  // 6: promptkit.sandbox.v1.Sandbox.Open:input_type -> promptkit.sandbox.v1.OpenRequest
-	6,  // 7: promptkit.sandbox.v1.Sandbox.Spawn:input_type -> promptkit.sandbox.v1.SpawnInput
-	13, // 8: promptkit.sandbox.v1.Sandbox.Close:input_type -> promptkit.sandbox.v1.CloseRequest
-	8,  // 9: promptkit.sandbox.v1.Sandbox.Cancel:input_type -> promptkit.sandbox.v1.CancelRequest
-	2,  // 10: promptkit.sandbox.v1.Sandbox.Describe:output_type -> promptkit.sandbox.v1.DescribeResponse
-	5,  // 11: promptkit.sandbox.v1.Sandbox.Open:output_type -> promptkit.sandbox.v1.OpenResponse
-	11, // 12: promptkit.sandbox.v1.Sandbox.Spawn:output_type -> promptkit.sandbox.v1.SpawnOutput
-	14, // 13: promptkit.sandbox.v1.Sandbox.Close:output_type -> promptkit.sandbox.v1.CloseResponse
-	9,  // 14: promptkit.sandbox.v1.Sandbox.Cancel:output_type -> promptkit.sandbox.v1.CancelResponse
-	10, // [10:15] is the sub-list for method output_type
-	5,  // [5:10] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	17, // 5: promptkit.sandbox.v1.ProvisionResponse.sandbox:type_name -> promptkit.sandbox.v1.Provisioned
+	22, // 6: promptkit.sandbox.v1.Provisioned.details:type_name -> promptkit.sandbox.v1.Provisioned.DetailsEntry
+	17, // 7: promptkit.sandbox.v1.ListResponse.sandboxes:type_name -> promptkit.sandbox.v1.Provisioned
+	1,  // 8: promptkit.sandbox.v1.Sandbox.Describe:input_type -> promptkit.sandbox.v1.DescribeRequest
+	4,  // 9: promptkit.sandbox.v1.Sandbox.Open:input_type -> promptkit.sandbox.v1.OpenRequest
+	6,  // 10: promptkit.sandbox.v1.Sandbox.Spawn:input_type -> promptkit.sandbox.v1.SpawnInput
+	13, // 11: promptkit.sandbox.v1.Sandbox.Close:input_type -> promptkit.sandbox.v1.CloseRequest
+	8,  // 12: promptkit.sandbox.v1.Sandbox.Cancel:input_type -> promptkit.sandbox.v1.CancelRequest
+	15, // 13: promptkit.sandbox.v1.Provider.Provision:input_type -> promptkit.sandbox.v1.ProvisionRequest
+	18, // 14: promptkit.sandbox.v1.Provider.Release:input_type -> promptkit.sandbox.v1.ReleaseRequest
+	20, // 15: promptkit.sandbox.v1.Provider.List:input_type -> promptkit.sandbox.v1.ListRequest
+	2,  // 16: promptkit.sandbox.v1.Sandbox.Describe:output_type -> promptkit.sandbox.v1.DescribeResponse
+	5,  // 17: promptkit.sandbox.v1.Sandbox.Open:output_type -> promptkit.sandbox.v1.OpenResponse
+	11, // 18: promptkit.sandbox.v1.Sandbox.Spawn:output_type -> promptkit.sandbox.v1.SpawnOutput
+	14, // 19: promptkit.sandbox.v1.Sandbox.Close:output_type -> promptkit.sandbox.v1.CloseResponse
+	9,  // 20: promptkit.sandbox.v1.Sandbox.Cancel:output_type -> promptkit.sandbox.v1.CancelResponse
+	16, // 21: promptkit.sandbox.v1.Provider.Provision:output_type -> promptkit.sandbox.v1.ProvisionResponse
+	19, // 22: promptkit.sandbox.v1.Provider.Release:output_type -> promptkit.sandbox.v1.ReleaseResponse
+	21, // 23: promptkit.sandbox.v1.Provider.List:output_type -> promptkit.sandbox.v1.ListResponse
+	16, // [16:24] is the sub-list for method output_type
+	8,  // [8:16] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_sandbox_proto_init() }
@@ -1157,9 +1615,9 @@ func file_sandbox_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sandbox_proto_rawDesc), len(file_sandbox_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   14,
+			NumMessages:   22,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_sandbox_proto_goTypes,
 		DependencyIndexes: file_sandbox_proto_depIdxs,

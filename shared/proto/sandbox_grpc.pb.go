@@ -1,5 +1,8 @@
 // The protocol between promptkit-sandbox (the host) and a sandbox plugin:
-// one gRPC service served by the plugin over go-plugin.
+// gRPC services served by the plugin over go-plugin — Sandbox, which every
+// plugin serves, and Provider, served by plugins with provider modes
+// (Mode.provider), which hand out MCP endpoints instead of running
+// commands.
 //
 // Large payloads are streamed in chunks so that no message comes near
 // gRPC's default 4 MiB limit, which only the plugin's own server could
@@ -300,5 +303,221 @@ var Sandbox_ServiceDesc = grpc.ServiceDesc{
 			ClientStreams: true,
 		},
 	},
+	Metadata: "sandbox.proto",
+}
+
+const (
+	Provider_Provision_FullMethodName = "/promptkit.sandbox.v1.Provider/Provision"
+	Provider_Release_FullMethodName   = "/promptkit.sandbox.v1.Provider/Release"
+	Provider_List_FullMethodName      = "/promptkit.sandbox.v1.Provider/List"
+)
+
+// ProviderClient is the client API for Provider service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// Provider hands out codegen sandboxes: each an MCP server (sandboxd) the
+// plugin started, reachable at a loopback endpoint with a bearer token of
+// its own. Provisioned sandboxes belong to the plugin process: it
+// releases them when it stops.
+//
+// Versioning: the service is an addition to protocol version 1. A host
+// calls it only on modes whose Describe entry says provider; a plugin
+// without it answers Unimplemented, which the host reports as such.
+type ProviderClient interface {
+	// Provision starts a sandbox of a provider mode and returns once its
+	// MCP endpoint has answered an initialize. Invalid configuration fails
+	// with InvalidArgument and the provider's message verbatim; a sandbox
+	// that could not start fails with FailedPrecondition carrying a
+	// SpawnResult detail whose kind says why (START: image or workspace
+	// missing; TRANSPORT: engine unreachable).
+	Provision(ctx context.Context, in *ProvisionRequest, opts ...grpc.CallOption) (*ProvisionResponse, error)
+	// Release stops a provisioned sandbox and removes what the provider
+	// made for it. An unknown id is NotFound.
+	Release(ctx context.Context, in *ReleaseRequest, opts ...grpc.CallOption) (*ReleaseResponse, error)
+	// List returns the sandboxes this plugin process has provisioned and
+	// not released, without their tokens.
+	List(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error)
+}
+
+type providerClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewProviderClient(cc grpc.ClientConnInterface) ProviderClient {
+	return &providerClient{cc}
+}
+
+func (c *providerClient) Provision(ctx context.Context, in *ProvisionRequest, opts ...grpc.CallOption) (*ProvisionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ProvisionResponse)
+	err := c.cc.Invoke(ctx, Provider_Provision_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *providerClient) Release(ctx context.Context, in *ReleaseRequest, opts ...grpc.CallOption) (*ReleaseResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReleaseResponse)
+	err := c.cc.Invoke(ctx, Provider_Release_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *providerClient) List(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListResponse)
+	err := c.cc.Invoke(ctx, Provider_List_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ProviderServer is the server API for Provider service.
+// All implementations must embed UnimplementedProviderServer
+// for forward compatibility.
+//
+// Provider hands out codegen sandboxes: each an MCP server (sandboxd) the
+// plugin started, reachable at a loopback endpoint with a bearer token of
+// its own. Provisioned sandboxes belong to the plugin process: it
+// releases them when it stops.
+//
+// Versioning: the service is an addition to protocol version 1. A host
+// calls it only on modes whose Describe entry says provider; a plugin
+// without it answers Unimplemented, which the host reports as such.
+type ProviderServer interface {
+	// Provision starts a sandbox of a provider mode and returns once its
+	// MCP endpoint has answered an initialize. Invalid configuration fails
+	// with InvalidArgument and the provider's message verbatim; a sandbox
+	// that could not start fails with FailedPrecondition carrying a
+	// SpawnResult detail whose kind says why (START: image or workspace
+	// missing; TRANSPORT: engine unreachable).
+	Provision(context.Context, *ProvisionRequest) (*ProvisionResponse, error)
+	// Release stops a provisioned sandbox and removes what the provider
+	// made for it. An unknown id is NotFound.
+	Release(context.Context, *ReleaseRequest) (*ReleaseResponse, error)
+	// List returns the sandboxes this plugin process has provisioned and
+	// not released, without their tokens.
+	List(context.Context, *ListRequest) (*ListResponse, error)
+	mustEmbedUnimplementedProviderServer()
+}
+
+// UnimplementedProviderServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedProviderServer struct{}
+
+func (UnimplementedProviderServer) Provision(context.Context, *ProvisionRequest) (*ProvisionResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Provision not implemented")
+}
+func (UnimplementedProviderServer) Release(context.Context, *ReleaseRequest) (*ReleaseResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Release not implemented")
+}
+func (UnimplementedProviderServer) List(context.Context, *ListRequest) (*ListResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method List not implemented")
+}
+func (UnimplementedProviderServer) mustEmbedUnimplementedProviderServer() {}
+func (UnimplementedProviderServer) testEmbeddedByValue()                  {}
+
+// UnsafeProviderServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to ProviderServer will
+// result in compilation errors.
+type UnsafeProviderServer interface {
+	mustEmbedUnimplementedProviderServer()
+}
+
+func RegisterProviderServer(s grpc.ServiceRegistrar, srv ProviderServer) {
+	// If the following call pancis, it indicates UnimplementedProviderServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&Provider_ServiceDesc, srv)
+}
+
+func _Provider_Provision_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ProvisionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).Provision(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_Provision_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).Provision(ctx, req.(*ProvisionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Provider_Release_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReleaseRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).Release(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_Release_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).Release(ctx, req.(*ReleaseRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Provider_List_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).List(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_List_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).List(ctx, req.(*ListRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// Provider_ServiceDesc is the grpc.ServiceDesc for Provider service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var Provider_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "promptkit.sandbox.v1.Provider",
+	HandlerType: (*ProviderServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Provision",
+			Handler:    _Provider_Provision_Handler,
+		},
+		{
+			MethodName: "Release",
+			Handler:    _Provider_Release_Handler,
+		},
+		{
+			MethodName: "List",
+			Handler:    _Provider_List_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
 	Metadata: "sandbox.proto",
 }

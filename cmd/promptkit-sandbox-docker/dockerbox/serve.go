@@ -13,8 +13,8 @@ import (
 const staleTimeout = 30 * time.Second
 
 // ServeOpts describes the plugin to plugin.Serve, and starts the removal
-// of containers left behind by dead plugin processes in the background
-// (it logs what it removed).
+// of containers and codegen directories left behind by dead plugin
+// processes in the background (it logs what it removed).
 func ServeOpts(version string) plugin.ServeOpts {
 	log := plugin.DefaultLogger()
 	if os.Getenv(plugin.Handshake.MagicCookieKey) == plugin.Handshake.MagicCookieValue || os.Getenv(plugin.EnvDebug) != "" {
@@ -28,6 +28,13 @@ func ServeOpts(version string) plugin.ServeOpts {
 			if err != nil {
 				log.Warn("stale container cleanup", "error", err)
 			}
+			dirs, err := removeStaleDirs(codegenRoot(), processExists)
+			if len(dirs) > 0 {
+				log.Info("removed codegen directories left by dead plugin processes", "count", len(dirs), "dirs", dirs)
+			}
+			if err != nil {
+				log.Warn("stale codegen directory cleanup", "error", err)
+			}
 		}()
 	}
 	return plugin.ServeOpts{
@@ -37,10 +44,12 @@ func ServeOpts(version string) plugin.ServeOpts {
 			RunMode:  RunFactory,
 			ExecMode: NewExecFactory(log),
 		},
-		ConfigKeys: map[string][]string{RunMode: RunKeys, ExecMode: ExecKeys},
+		Providers:  map[string]plugin.Provider{CodegenMode: NewCodegenProvider(DefaultHardening, log)},
+		ConfigKeys: map[string][]string{RunMode: RunKeys, ExecMode: ExecKeys, CodegenMode: CodegenKeys},
 		Descriptions: map[string]string{
-			RunMode:  "a fresh container per call, from a local image (Docker Engine API)",
-			ExecMode: "a command inside an already-running container (Docker Engine API)",
+			RunMode:     "a fresh container per call, from a local image (Docker Engine API)",
+			ExecMode:    "a command inside an already-running container (Docker Engine API)",
+			CodegenMode: "provider: a sandboxd container per sandbox, no network, its MCP endpoint on a loopback port",
 		},
 		Logger: log,
 	}

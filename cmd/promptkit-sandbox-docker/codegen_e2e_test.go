@@ -1,0 +1,314 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/promptkit-sandbox-docker/dockerbox"
+	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+)
+
+// killBound is how soon after the plugin's SIGKILL its codegen container
+// must be gone: the engine closes the container's stdin when the
+// plugin's attach dies, sandboxd exits, and the engine removes it
+// (AutoRemove). Measured here: well under a second.
+const killBound = 10 * time.Second
+
+// codegenSetup writes a config declaring a docker_codegen sandbox "code"
+// on a workspace, and builds the CLI and this plugin. Its private
+// directories go under codegenDir, and serve's socket in sockDir.
+type codegenSetup struct {
+	cli, pluginDir, cfg, workspace, codegenDir, sockDir string
+}
+
+func newCodegenSetup(t *testing.T) codegenSetup {
+	t.Helper()
+	image := dockertest.Image(t, dockertest.Sandboxd)
+	dir := t.TempDir()
+	cli, pluginDir := buildCLIAndPlugin(t, dir, "0.9.0")
+	ws := filepath.Join(dir, "repo")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(ws, 65532, 65532); err != nil {
+		t.Skipf("cannot chown the workspace to the image's user: %v", err)
+	}
+	cfg := filepath.Join(dir, "runtime.yaml")
+	body := "spec:\n  sandboxes:\n    code:\n      mode: docker_codegen\n      image: " + image +
+		"\n      workspace: ./repo\n      network: none\n      memory: 512m\n      cpus: 1\n      idle_timeout: 30m\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Short: a socket path has 108 bytes.
+	sockDir, err := os.MkdirTemp("", "pkcg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	return codegenSetup{cli: cli, pluginDir: pluginDir, cfg: cfg, workspace: ws, codegenDir: filepath.Join(dir, "codegen"), sockDir: sockDir}
+}
+
+func (s codegenSetup) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(s.cli, args...)
+	cmd.Env = append(os.Environ(), dockerbox.EnvCodegenDir+"="+s.codegenDir, "PROMPTKIT_SANDBOX_SOCKET="+filepath.Join(s.sockDir, "serve.sock"))
+	return cmd
+}
+
+// upReport is what codegen up --json prints.
+type upReport struct {
+	ID       string            `json:"id"`
+	Name     string            `json:"name"`
+	Endpoint string            `json:"endpoint"`
+	Token    string            `json:"token"`
+	Details  map[string]string `json:"details"`
+	HeldBy   string            `json:"held_by"`
+	MCPJSON  struct {
+		MCPServers map[string]struct {
+			Type    string            `json:"type"`
+			URL     string            `json:"url"`
+			Headers map[string]string `json:"headers"`
+		} `json:"mcpServers"`
+	} `json:"mcp_json"`
+}
+
+// startUp starts codegen up --json and returns the process and its
+// report, once it has printed it.
+func (s codegenSetup) startUp(t *testing.T, extra ...string) (*exec.Cmd, upReport) {
+	t.Helper()
+	cmd := s.command(append([]string{"codegen", "up", "--plugin-dir", s.pluginDir, "--config", s.cfg, "--sandbox", "code", "--json"}, extra...)...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		if cmd.ProcessState == nil {
+			_ = cmd.Wait()
+		}
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("codegen up printed nothing: %v", err)
+	}
+	var r upReport
+	if err := json.Unmarshal([]byte(line), &r); err != nil {
+		t.Fatalf("codegen up --json: %v: %q", err, line)
+	}
+	return cmd, r
+}
+
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// useSandbox writes a file through the endpoint with the official client
+// and checks it landed in the workspace.
+func useSandbox(t *testing.T, endpoint, token, workspace, file string) {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "codegen-e2e", Version: "0"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearer(token)}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "Write", Arguments: map[string]any{"file_path": file, "content": "hi\n"}})
+	if err != nil || res.IsError {
+		t.Fatalf("Write: %v %+v", err, res)
+	}
+	if _, err := os.Stat(filepath.Join(workspace, file)); err != nil {
+		t.Errorf("the file written through MCP is not in the workspace: %v", err)
+	}
+}
+
+// waitGone waits until no container carries the sandbox's id label.
+func waitGone(t *testing.T, id string, within time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		out := dockertest.Docker(t, "ps", "-aq", "--filter", "label="+dockerbox.LabelID+"="+id)
+		if strings.TrimSpace(out) == "" {
+			return time.Since(start)
+		}
+		if time.Since(start) > within {
+			dockertest.Docker(t, "rm", "-f", strings.Fields(out)[0])
+			t.Fatalf("container of %s still there after %v", id, within)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestCodegenUpForeground: codegen up holds the sandbox in the
+// foreground; its .mcp.json works with the official client; SIGINT
+// releases it: no container, no private directory, the workspace kept.
+func TestCodegenUpForeground(t *testing.T) {
+	s := newCodegenSetup(t)
+	cmd, r := s.startUp(t)
+	if r.HeldBy != "foreground" {
+		t.Errorf("held_by %q", r.HeldBy)
+	}
+	srv := r.MCPJSON.MCPServers["code"]
+	if srv.Type != "http" || srv.URL != r.Endpoint || srv.Headers["Authorization"] != "Bearer "+r.Token || !strings.HasSuffix(srv.URL, "/mcp") {
+		t.Errorf(".mcp.json: %+v", r.MCPJSON)
+	}
+	useSandbox(t, srv.URL, r.Token, s.workspace, "fg.txt")
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("codegen up after SIGINT: %v", err)
+	}
+	waitGone(t, r.ID, 5*time.Second)
+	if _, err := os.Stat(r.Details["dir"]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("private directory left: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(s.workspace, "fg.txt")); err != nil {
+		t.Errorf("workspace lost the agent's file: %v", err)
+	}
+}
+
+// TestCodegenPluginSIGKILL: SIGKILL the plugin holding a sandbox: the
+// container is gone within killBound, and the next plugin start sweeps
+// the private directory it left.
+func TestCodegenPluginSIGKILL(t *testing.T) {
+	s := newCodegenSetup(t)
+	up, r := s.startUp(t)
+	pidText := strings.TrimSpace(dockertest.Docker(t, "inspect", "--format", "{{index .Config.Labels \""+dockerbox.LabelPID+"\"}}", r.Details["container"]))
+	pid, err := strconv.Atoi(pidText)
+	if err != nil {
+		t.Fatalf("plugin pid label %q", pidText)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	took := waitGone(t, r.ID, killBound)
+	t.Logf("the container was gone %v after the plugin's SIGKILL", took.Round(time.Millisecond))
+	// up notices that its sandbox is gone and says so.
+	exited := make(chan error, 1)
+	go func() { exited <- up.Wait() }()
+	select {
+	case err := <-exited:
+		if code := exitCode(err); code != 125 {
+			t.Errorf("codegen up exited %d after its plugin's SIGKILL, want 125", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("codegen up still running 10s after its plugin's SIGKILL")
+	}
+
+	// A new plugin process sweeps the directory the dead one left.
+	_, r2 := s.startUp(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(r.Details["dir"]); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the dead plugin's directory %s was not swept", r.Details["dir"])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err := os.Stat(r2.Details["dir"]); err != nil {
+		t.Errorf("the live sandbox's directory was swept: %v", err)
+	}
+}
+
+// TestCodegenThroughServe: with a serve of the config running, up hands
+// the sandbox to it and returns; ls lists it without its token; down
+// releases it.
+func TestCodegenThroughServe(t *testing.T) {
+	s := newCodegenSetup(t)
+	serve := s.command("serve", "--plugin-dir", s.pluginDir, "--config", s.cfg)
+	serve.Stderr = os.Stderr
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = serve.Process.Kill(); _ = serve.Wait() })
+	sock := filepath.Join(s.sockDir, "serve.sock")
+	for deadline := time.Now().Add(time.Minute); ; {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("serve never listened")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	up := s.command("codegen", "up", "--config", s.cfg, "--sandbox", "code", "--json")
+	up.Stderr = os.Stderr
+	out, err := up.Output()
+	if err != nil {
+		t.Fatalf("codegen up through serve: %v", err)
+	}
+	var r upReport
+	if err := json.Unmarshal(out, &r); err != nil || r.HeldBy != "serve" {
+		t.Fatalf("codegen up: %v %q", err, out)
+	}
+	useSandbox(t, r.Endpoint, r.Token, s.workspace, "served.txt")
+
+	ls, err := s.command("codegen", "ls", "--json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ls), r.ID) || strings.Contains(string(ls), r.Token) {
+		t.Errorf("codegen ls: %s", ls)
+	}
+	down := s.command("codegen", "down", r.ID)
+	down.Stderr = os.Stderr
+	if err := down.Run(); err != nil {
+		t.Fatalf("codegen down: %v", err)
+	}
+	waitGone(t, r.ID, 5*time.Second)
+	if _, err := os.Stat(r.Details["dir"]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("private directory left after down: %v", err)
+	}
+	if code := exitCode(s.command("codegen", "down", r.ID).Run()); code != 2 {
+		t.Errorf("second down exited %d, want 2", code)
+	}
+
+	// A sandbox still held when serve stops goes with it.
+	out, err = s.command("codegen", "up", "--config", s.cfg, "--sandbox", "code", "--json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatal(err)
+	}
+	if err := serve.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = serve.Wait()
+	waitGone(t, r.ID, 10*time.Second)
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}

@@ -1,0 +1,319 @@
+package dockerbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/hashicorp/go-hclog"
+	"github.com/moby/moby/client"
+
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// CodegenProvider serves docker_codegen: each Provision starts a sandboxd
+// container from the configured image with no network, its workspace at
+// /workspace and a private host directory at /run/sandboxd holding a
+// fresh token and sandboxd's unix socket, and forwards a loopback port of
+// this process to that socket. See docs/docker.md.
+type CodegenProvider struct {
+	hard Hardening
+	log  hclog.Logger
+	root string
+
+	mu     sync.Mutex
+	cli    *client.Client
+	boxes  map[string]*codegenBox
+	closed bool
+	reaper chan struct{} // closed to stop the idle reaper; nil until started
+}
+
+var _ plugin.Provider = (*CodegenProvider)(nil)
+
+// NewCodegenProvider returns the docker_codegen provider; it talks to the
+// engine on first use.
+func NewCodegenProvider(h Hardening, log hclog.Logger) *CodegenProvider {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	return &CodegenProvider{hard: h, log: log, root: codegenRoot(), boxes: make(map[string]*codegenBox)}
+}
+
+// codegenBox is one provisioned sandbox.
+type codegenBox struct {
+	info plugin.Provisioned
+	idle time.Duration
+	fwd  *forwarder
+	ctr  *codegenContainer
+	dir  *privateDir
+}
+
+// Check validates a docker_codegen configuration.
+func (p *CodegenProvider) Check(_ string, cfg map[string]any) error {
+	_, err := parseCodegenConfig(cfg, p.hard)
+	return err
+}
+
+func (p *CodegenProvider) client() (*client.Client, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, sandbox.NewError(sandbox.KindStart, CodegenMode+": the provider is shutting down", nil)
+	}
+	if p.cli == nil {
+		cli, err := newClient()
+		if err != nil {
+			return nil, err
+		}
+		p.cli = cli
+	}
+	return p.cli, nil
+}
+
+// Provision starts a sandbox and returns once an MCP initialize through
+// its endpoint has been answered. Whatever fails, nothing of it is left.
+func (p *CodegenProvider) Provision(ctx context.Context, spec plugin.ProvisionSpec) (plugin.Provisioned, error) {
+	set, err := parseCodegenConfig(spec.Config, p.hard)
+	if err != nil {
+		return plugin.Provisioned{}, err
+	}
+	if spec.Workspace != "" {
+		set.workspace = spec.Workspace
+	}
+	if err := checkWorkspace(set.workspace); err != nil {
+		return plugin.Provisioned{}, err
+	}
+	cli, err := p.client()
+	if err != nil {
+		return plugin.Provisioned{}, err
+	}
+	if _, err := cli.ImageInspect(ctx, set.image); err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return plugin.Provisioned{}, imageMissing(set.image)
+		}
+		return plugin.Provisioned{}, provisionErr(cli, "inspect image "+set.image, err)
+	}
+	b := &codegenBox{idle: set.idle}
+	ok := false
+	defer func() {
+		if !ok {
+			b.teardown(context.WithoutCancel(ctx))
+		}
+	}()
+	id := newSandboxID()
+	if b.dir, err = newPrivateDir(p.root, id); err != nil {
+		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
+	}
+	workspace := set.workspace
+	if workspace == "" {
+		if err := b.dir.makeWorkspace(); err != nil {
+			return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
+		}
+		workspace = b.dir.workspace
+	}
+	if err := set.resolveUser(workspace, p.hard); err != nil {
+		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
+	}
+	token, err := b.dir.writeToken()
+	if err == nil {
+		err = b.dir.handTo(set.uid, set.gid)
+	}
+	if err != nil {
+		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
+	}
+	if b.fwd, err = newForwarder(b.dir.run + "/" + socketName); err != nil {
+		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
+	}
+	endpoint := "http://" + b.fwd.addr() + mcpPath
+	b.ctr, err = startCodegen(ctx, cli, codegenSpec{sandboxID: id, name: spec.Name, set: set, dir: b.dir, workspace: workspace, hard: p.hard})
+	if err != nil {
+		return plugin.Provisioned{}, err
+	}
+	if err := waitAnswering(ctx, endpoint, token, b.ctr); err != nil {
+		return plugin.Provisioned{}, err
+	}
+	b.info = plugin.Provisioned{
+		ID: id, Name: spec.Name, Mode: CodegenMode, Endpoint: endpoint, Token: token, Workspace: workspace, Created: time.Now(),
+		Details: map[string]string{
+			"container": b.ctr.id, "image": set.image, "dir": b.dir.dir, "network": set.network,
+			"user":         strconv.Itoa(set.uid) + ":" + strconv.Itoa(set.gid),
+			"idle_timeout": set.idle.String(),
+			"workspace_by": map[bool]string{true: "provider", false: "user"}[b.dir.workspace != ""],
+		},
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode+": the provider is shutting down", nil)
+	}
+	p.boxes[id] = b
+	p.startReaper()
+	p.mu.Unlock()
+	ok = true
+	return b.info, nil
+}
+
+// checkWorkspace refuses a workspace that is not an existing directory:
+// the engine would create a missing bind source as an empty root-owned
+// directory, and the agent would work on nothing.
+func checkWorkspace(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return sandbox.Errorf(sandbox.KindStart, "%s: workspace %s does not exist (create it, or leave workspace out for an empty one)", CodegenMode, dir)
+		}
+		return sandbox.Errorf(sandbox.KindStart, "%s: workspace %s: %w", CodegenMode, dir, err)
+	}
+	if !fi.IsDir() {
+		return sandbox.Errorf(sandbox.KindStart, "%s: workspace %s is not a directory", CodegenMode, dir)
+	}
+	return nil
+}
+
+func newSandboxID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "cg-" + hex.EncodeToString(b[:])
+}
+
+// teardown stops what the box has: the port first (no new connection),
+// then the container's processes (a kill is quick), then its private
+// directory (token, socket, and a workspace the provider made), and last
+// the container's removal, which an engine can take seconds over: a
+// plugin killed while it waits (its host gives it 2 s) has left nothing
+// the engine will not finish removing. A workspace it was given is left
+// alone.
+func (b *codegenBox) teardown(ctx context.Context) error {
+	if b.fwd != nil {
+		b.fwd.close()
+	}
+	if b.ctr != nil {
+		b.ctr.kill(ctx)
+	}
+	var err error
+	if b.dir != nil {
+		if rerr := b.dir.remove(); rerr != nil {
+			err = fmt.Errorf("%s: remove %s: %w", CodegenMode, b.dir.dir, rerr)
+		}
+	}
+	if b.ctr != nil {
+		b.ctr.remove(ctx)
+	}
+	return err
+}
+
+// Release removes the sandbox's container and private directory.
+func (p *CodegenProvider) Release(ctx context.Context, id string) error {
+	p.mu.Lock()
+	b, ok := p.boxes[id]
+	delete(p.boxes, id)
+	p.mu.Unlock()
+	if !ok {
+		return plugin.ErrNotProvisioned
+	}
+	start := time.Now()
+	err := b.teardown(ctx)
+	p.log.Debug("codegen sandbox released", "id", id, "elapsed", time.Since(start))
+	return err
+}
+
+// List returns the sandboxes held, without their tokens.
+func (p *CodegenProvider) List(context.Context) ([]plugin.Provisioned, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]plugin.Provisioned, 0, len(p.boxes))
+	for _, b := range p.boxes {
+		info := b.info
+		info.Token = ""
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// Close releases every sandbox, concurrently: the plugin is stopping, and
+// nothing it started may outlive it.
+func (p *CodegenProvider) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	boxes := p.boxes
+	p.boxes = make(map[string]*codegenBox)
+	if p.reaper != nil {
+		close(p.reaper)
+		p.reaper = nil
+	}
+	cli := p.cli
+	p.mu.Unlock()
+	errs := make(chan error, len(boxes))
+	var wg sync.WaitGroup
+	for _, b := range boxes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- b.teardown(context.Background())
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	if cli != nil {
+		all = append(all, cli.Close())
+	}
+	return errors.Join(all...)
+}
+
+// reapEvery is how often idle sandboxes are looked for.
+const reapEvery = time.Second
+
+// startReaper starts the idle reaper once; called with mu held.
+func (p *CodegenProvider) startReaper() {
+	if p.reaper != nil {
+		return
+	}
+	stop := make(chan struct{})
+	p.reaper = stop
+	go func() {
+		t := time.NewTicker(reapEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				p.reapIdle()
+			}
+		}
+	}()
+}
+
+// reapIdle releases the sandboxes nothing has been connected to for
+// their idle_timeout.
+func (p *CodegenProvider) reapIdle() {
+	p.mu.Lock()
+	var idle []string
+	for id, b := range p.boxes {
+		if since := b.fwd.idleSince(); !since.IsZero() && time.Since(since) > b.idle {
+			idle = append(idle, id)
+		}
+	}
+	p.mu.Unlock()
+	for _, id := range idle {
+		p.log.Info("releasing an idle codegen sandbox", "id", id)
+		if err := p.Release(context.Background(), id); err != nil && !errors.Is(err, plugin.ErrNotProvisioned) {
+			p.log.Warn("releasing an idle codegen sandbox", "id", id, "error", err)
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package dockerbox
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/bounded"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// Labels of codegen containers, besides those of every container.
+const (
+	LabelID   = "org.promptkit.sandbox.id"   // the provisioned sandbox's id
+	LabelMode = "org.promptkit.sandbox.mode" // docker_codegen
+)
+
+// outputTail is how much of sandboxd's output is kept, to quote when it
+// fails to come up.
+const outputTail = 4096
+
+// codegenContainer is a running sandboxd container and the attach that
+// holds its stdin open: when this process dies, however it dies, the
+// engine closes that stdin and sandboxd (--exit-on-stdin-eof) stops, and
+// the container, AutoRemove, goes with it.
+type codegenContainer struct {
+	cli    *client.Client
+	id     string
+	att    client.HijackedResponse
+	output *bounded.Tail
+	exited chan struct{} // closed when the container has stopped
+	once   sync.Once
+}
+
+// codegenSpec is what one container is made from.
+type codegenSpec struct {
+	sandboxID, name string
+	set             codegenSettings
+	dir             *privateDir
+	workspace       string
+	hard            Hardening
+}
+
+func (s codegenSpec) config() (*container.Config, *container.HostConfig) {
+	lbl := labels(s.name)
+	lbl[LabelID] = s.sandboxID
+	lbl[LabelMode] = CodegenMode
+	cfg := &container.Config{
+		Image:      s.set.image,
+		Entrypoint: s.hard.Entrypoint,
+		Cmd:        s.hard.sandboxdArgs(),
+		Env:        s.hard.Env,
+		User:       strconv.Itoa(s.set.uid) + ":" + strconv.Itoa(s.set.gid),
+		WorkingDir: s.hard.WorkspaceDir,
+		Labels:     lbl,
+		// The lifeline: stdin is attached, and with StdinOnce the engine
+		// closes it when our attach ends.
+		OpenStdin:    true,
+		StdinOnce:    true,
+		AttachStdin:  true,
+		AttachStdout: true,
+		AttachStderr: true,
+		// As docker_run: no network means none at all, loopback only,
+		// without libnetwork's sandbox (see run_api.go).
+		NetworkDisabled: s.set.network == networkNone,
+	}
+	pids := s.set.pidsLimit
+	initProc := true // reaps what the agent's shells leave behind
+	host := &container.HostConfig{
+		AutoRemove:  true,
+		Init:        &initProc,
+		NetworkMode: container.NetworkMode(s.set.network),
+		Binds: []string{
+			s.dir.run + ":" + s.hard.SocketDir + ":rw",
+			s.workspace + ":" + s.hard.WorkspaceDir + ":rw",
+		},
+		ReadonlyRootfs: s.hard.ReadOnlyRootfs,
+		Tmpfs:          s.hard.Tmpfs,
+		CapDrop:        s.hard.CapDrop,
+		SecurityOpt:    s.hard.SecurityOpt,
+		Resources: container.Resources{
+			Memory:    s.set.memory,
+			NanoCPUs:  s.set.nanoCPUs,
+			PidsLimit: &pids,
+		},
+	}
+	return cfg, host
+}
+
+// startCodegen creates, attaches to and starts the container. On error
+// nothing of it is left.
+func startCodegen(ctx context.Context, cli *client.Client, s codegenSpec) (*codegenContainer, error) {
+	cfg, host := s.config()
+	created, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: containerName(), Config: cfg, HostConfig: host})
+	if err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return nil, imageMissing(s.set.image)
+		}
+		return nil, provisionErr(cli, "create container from image "+s.set.image, err)
+	}
+	c := &codegenContainer{cli: cli, id: created.ID, output: &bounded.Tail{Max: outputTail}, exited: make(chan struct{})}
+	ok := false
+	defer func() {
+		if !ok {
+			c.remove(context.WithoutCancel(ctx))
+		}
+	}()
+	att, err := cli.ContainerAttach(ctx, c.id, client.ContainerAttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	if err != nil {
+		return nil, provisionErr(cli, "attach to container", err)
+	}
+	c.att = att.HijackedResponse
+	go func() { _, _ = stdcopy.StdCopy(c.output, c.output, c.att.Reader) }()
+	// Registered before the start, so an exit cannot be missed.
+	wait := cli.ContainerWait(context.Background(), c.id, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
+	go func() {
+		select {
+		case <-wait.Result:
+		case <-wait.Error:
+		}
+		close(c.exited)
+	}()
+	if _, err := cli.ContainerStart(ctx, c.id, client.ContainerStartOptions{}); err != nil {
+		return nil, provisionErr(cli, "start container", err)
+	}
+	ok = true
+	return c, nil
+}
+
+// lastOutput is the end of what sandboxd wrote, on one line.
+func (c *codegenContainer) lastOutput() string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(string(c.output.Bytes()), "\n", " | ")), " ")
+}
+
+// kill SIGKILLs the container's processes, so nothing writes to its
+// directories any more; the container, AutoRemove, starts going.
+func (c *codegenContainer) kill(ctx context.Context) {
+	kctx, cancel := context.WithTimeout(ctx, stopBudget)
+	defer cancel()
+	_, _ = c.cli.ContainerKill(kctx, c.id, client.ContainerKillOptions{Signal: "KILL"})
+}
+
+// remove force-removes the container and waits until it is gone (within
+// ctx), then drops the attach.
+func (c *codegenContainer) remove(ctx context.Context) {
+	c.once.Do(func() {
+		rctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+		defer cancel()
+		removeContainer(rctx, c.cli, c.id)
+		if c.att.Conn != nil {
+			c.att.Close()
+		}
+	})
+}
+
+// provisionErr classifies an engine failure while provisioning: an
+// unreachable engine is KindTransport naming it, anything else the
+// engine refused is KindStart (nothing was handed out).
+func provisionErr(cli *client.Client, op string, err error) error {
+	if isConnErr(err) {
+		return unreachable(cli, err)
+	}
+	return sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s: %s", CodegenMode, op), err)
+}

@@ -1,0 +1,111 @@
+package dockerbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// mcpPath is where sandboxd serves MCP over Streamable HTTP
+// (cmd/sandboxd/internal/server.PathMCP).
+const mcpPath = "/mcp"
+
+// probeInterval is how long apart the readiness probes go.
+const probeInterval = 20 * time.Millisecond
+
+// initializeBody is the MCP initialize a readiness probe sends.
+var initializeBody = []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"promptkit-sandbox-docker","version":"probe"}}}`)
+
+// waitAnswering returns once an MCP initialize through endpoint is answered
+// with a result: the forwarder, the socket and sandboxd all work. It
+// fails at once when the container exits, quoting what sandboxd said.
+func waitAnswering(ctx context.Context, endpoint, token string, c *codegenContainer) error {
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	var last error
+	for {
+		select {
+		case <-c.exited:
+			return sandbox.Errorf(sandbox.KindStart, "%s: sandboxd exited before it answered MCP initialize; its output ended: %s", CodegenMode, orNothing(c.lastOutput()))
+		default:
+		}
+		ok, err := initialize(ctx, hc, endpoint, token)
+		if ok {
+			return nil
+		}
+		if err != nil {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			return sandbox.Errorf(sandbox.KindTimeout, "%s: sandboxd did not answer MCP initialize in time (last: %v); its output ended: %s", CodegenMode, last, orNothing(c.lastOutput()))
+		case <-c.exited:
+		case <-time.After(probeInterval):
+		}
+	}
+}
+
+// initialize sends one MCP initialize and reports whether a result came
+// back; the session it opened is ended. A connection that fails (the
+// socket is not there yet) is no answer; an answer that is not a result
+// is the error.
+func initialize(ctx context.Context, hc *http.Client, endpoint, token string) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(initializeBody))
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return false, nil
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, fmt.Errorf("initialize: HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	if !hasResult(body) {
+		return false, fmt.Errorf("initialize: no result in %q", body)
+	}
+	if session := resp.Header.Get("Mcp-Session-Id"); session != "" {
+		end, err := http.NewRequestWithContext(ctx, http.MethodDelete, endpoint, nil)
+		if err == nil {
+			end.Header.Set("Authorization", "Bearer "+token)
+			end.Header.Set("Mcp-Session-Id", session)
+			if resp, err := hc.Do(end); err == nil {
+				resp.Body.Close()
+			}
+		}
+	}
+	return true, nil
+}
+
+// hasResult reports whether body, JSON or an SSE event, carries a
+// JSON-RPC result.
+func hasResult(body []byte) bool {
+	for _, line := range strings.Split(string(body), "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "data:"))
+		var msg struct {
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal([]byte(line), &msg) == nil && len(msg.Result) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func orNothing(s string) string {
+	if s == "" {
+		return "(nothing)"
+	}
+	return s
+}

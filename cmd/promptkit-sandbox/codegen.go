@@ -1,0 +1,320 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/altairalabs/promptkit-sandbox/codegen"
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// codegen hands out codegen sandboxes: MCP endpoints served by a
+// provider mode of a plugin (docker_codegen).
+//
+// The sandbox lives in the plugin process that provisioned it (its port
+// forwarder is there), so whoever started that process must keep it
+// running. up therefore hands the sandbox to a running serve of the same
+// config when there is one, and returns; without one it holds the
+// sandbox itself, in the foreground, until Ctrl-C releases it.
+func (e *cliEnv) codegen(args []string) int {
+	if len(args) == 0 {
+		e.errorf("codegen: want a subcommand: up, ls or down")
+		return exitUsage
+	}
+	switch args[0] {
+	case "up":
+		return e.codegenUp(args[1:])
+	case "ls", "list":
+		return e.codegenList(args[1:])
+	case "down":
+		return e.codegenDown(args[1:])
+	}
+	e.errorf("codegen: unknown subcommand %q (want up, ls or down)", args[0])
+	return exitUsage
+}
+
+// upReport is what up prints with --json: one line, once the sandbox
+// answers.
+type upReport struct {
+	plugin.Provisioned
+	// HeldBy is "foreground" (this process; Ctrl-C releases) or "serve"
+	// (the serve on Socket; codegen down releases).
+	HeldBy  string          `json:"held_by"`
+	Socket  string          `json:"socket,omitempty"`
+	MCPJSON json.RawMessage `json:"mcp_json"`
+}
+
+func (e *cliEnv) codegenUp(args []string) int {
+	var common commonFlags
+	fs := newFlagSet("codegen up", e.stderr, &common)
+	cfgPath := fs.String("config", "", "RuntimeConfig YAML file declaring the sandbox (required)")
+	name := fs.String("sandbox", "", "the sandbox to provision, of a provider mode such as docker_codegen (required)")
+	workspace := fs.String("workspace", "", "the directory the agent works on (default: the sandbox's workspace key, else an empty one the provider makes)")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
+	socket := fs.String("socket", "", "the serve to hand the sandbox to (default: $"+envServeSocket+", else "+defaultSocket()+")")
+	foreground := fs.Bool("foreground", false, "hold the sandbox in this process even when a serve is running")
+	timeout := fs.Duration("timeout", plugin.DefaultProvisionTimeout, "how long provisioning may take")
+	if ok, code := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 || *cfgPath == "" || *name == "" {
+		e.errorf("usage: promptkit-sandbox codegen up --config FILE --sandbox NAME [--workspace DIR] [--json]")
+		return exitUsage
+	}
+	cfg, err := canonicalConfig(*cfgPath)
+	if err != nil {
+		e.errorf("codegen up: config: %v", err)
+		return exitUsage
+	}
+	if *workspace != "" {
+		if *workspace, err = filepath.Abs(*workspace); err != nil {
+			e.errorf("codegen up: workspace: %v", err)
+			return exitUsage
+		}
+	}
+	log, err := common.logger(e.stderr)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitUsage
+	}
+	ctx, stop := interruptible()
+	defer stop()
+
+	// Only --socket insists on a serve: the environment's socket, like
+	// the default, is where one would be, and without one up holds the
+	// sandbox itself.
+	path, _ := serveSocket(*socket)
+	explicit := *socket != ""
+	if !*foreground {
+		conn, err := dialServe(ctx, path)
+		if err == nil {
+			code, handled := e.upServed(ctx, log, conn, path, cfg, *name, *workspace, *timeout, *asJSON, explicit)
+			if handled {
+				return code
+			}
+		} else if explicit {
+			e.errorf("codegen up: %v (start one with: promptkit-sandbox serve --config %s --socket %s, or use --foreground)", err, cfg, path)
+			return exitSandbox
+		}
+	}
+	return e.upForeground(ctx, log, &common, *cfgPath, *name, *workspace, *timeout, *asJSON)
+}
+
+// upServed provisions through the serve at the other end of conn.
+// handled is false when that serve does not serve this config and the
+// socket was only the default guess: up then runs in the foreground.
+func (e *cliEnv) upServed(ctx context.Context, log hclog.Logger, conn net.Conn, path, cfg, name, workspace string, timeout time.Duration, asJSON, explicit bool) (code int, handled bool) {
+	cc, err := grpcOver(conn, path)
+	if err != nil {
+		conn.Close()
+		e.errorf("codegen up: serve on %s: %v", path, err)
+		return exitSandbox, true
+	}
+	defer cc.Close()
+	client := plugin.NewClient(cc)
+	d, err := client.Describe(ctx)
+	if err != nil {
+		e.errorf("codegen up: serve on %s: %v", path, err)
+		return exitSandbox, true
+	}
+	mode := servedMode(cfg, name)
+	served := false
+	for _, m := range d.Modes {
+		if m.Name == mode && m.Provider {
+			served = true
+		}
+	}
+	if !served {
+		if !explicit {
+			log.Debug("the serve on the default socket does not provide this sandbox: holding it in the foreground", "socket", path, "mode", mode)
+			return 0, false
+		}
+		e.errorf("codegen up: the serve on %s does not provide sandbox %s of %s (a serve of another config, or not a provider mode)", path, name, cfg)
+		return exitUsage, true
+	}
+	p, err := client.Provision(ctx, plugin.ProvisionSpec{Name: name, Mode: mode, Workspace: workspace}, timeout)
+	if err != nil {
+		e.errorf("codegen up: serve on %s: %v", path, err)
+		return provisionExitCode(err), true
+	}
+	if err := e.printUp(p, "serve", path, asJSON); err != nil {
+		e.errorf("codegen up: %v", err)
+		return exitSandbox, true
+	}
+	return exitOK, true
+}
+
+// upForeground provisions in this process and holds the sandbox until
+// SIGINT or SIGTERM, then releases it; if the plugin process dies first,
+// up says so and exits 125.
+func (e *cliEnv) upForeground(ctx context.Context, log hclog.Logger, common *commonFlags, cfgPath, name, workspace string, timeout time.Duration, asJSON bool) int {
+	sb, err := codegen.Up(ctx, cfgPath, name, codegen.Options{Host: hostOptions(common, log, "", nil), Workspace: workspace, Timeout: timeout})
+	if err != nil {
+		e.errorf("codegen up: %v", err)
+		return provisionExitCode(err)
+	}
+	if err := e.printUp(sb.Provisioned, "foreground", "", asJSON); err != nil {
+		e.errorf("codegen up: %v", err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-sb.Lost():
+		e.errorf("codegen up: the plugin process holding sandbox %s (%s) exited; the sandbox went with it", sb.Name, sb.ID)
+		_ = sb.Close()
+		return exitSandbox
+	}
+	start := time.Now()
+	if err := sb.Close(); err != nil {
+		e.errorf("codegen up: release %s: %v", sb.ID, err)
+		return exitSandbox
+	}
+	log.Info("released", "id", sb.ID, "elapsed", time.Since(start).Round(time.Millisecond))
+	return exitOK
+}
+
+// provisionExitCode: 125 when the sandbox could not start or its engine
+// was unreachable, 124 on a timeout, 2 for a config that is wrong.
+func provisionExitCode(err error) int {
+	switch sandbox.KindOf(err) {
+	case sandbox.KindTimeout:
+		return exitTimeout
+	case sandbox.KindStart, sandbox.KindTransport:
+		return exitSandbox
+	}
+	return openFailureCode(err)
+}
+
+func (e *cliEnv) printUp(p plugin.Provisioned, heldBy, socket string, asJSON bool) error {
+	snippet, err := codegen.MCPConfig(p.Name, p)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		// Marshal compacts the raw message onto the one line.
+		b, err := json.Marshal(upReport{Provisioned: p, HeldBy: heldBy, Socket: socket, MCPJSON: snippet})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "%s\n", b)
+		return nil
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "codegen sandbox %s is up (id %s, mode %s)\n", p.Name, p.ID, p.Mode)
+	fmt.Fprintf(w, "  Workspace:    %s\n", p.Workspace)
+	fmt.Fprintf(w, "  MCP endpoint: %s\n", p.Endpoint)
+	fmt.Fprintf(w, "  Token:        %s\n", p.Token)
+	fmt.Fprintf(w, "  .mcp.json:\n%s\n", indent(string(snippet), "  "))
+	if heldBy == "serve" {
+		fmt.Fprintf(w, "Held by the serve on %s; release it with: promptkit-sandbox codegen down %s\n", socket, p.ID)
+	} else {
+		fmt.Fprintln(w, "Held by this process: Ctrl-C releases it.")
+	}
+	return nil
+}
+
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+}
+
+// serveClient connects to the serve that ls and down talk to.
+func (e *cliEnv) serveClient(ctx context.Context, cmd, socket string) (*plugin.Client, func(), string, int) {
+	path, _ := serveSocket(socket)
+	conn, err := dialServe(ctx, path)
+	if err != nil {
+		if errors.Is(err, errNoServe) {
+			e.errorf("%s: %v: sandboxes of a foreground codegen up are held by that process (Ctrl-C releases them)", cmd, err)
+		} else {
+			e.errorf("%s: %v", cmd, err)
+		}
+		return nil, nil, path, exitSandbox
+	}
+	cc, err := grpcOver(conn, path)
+	if err != nil {
+		conn.Close()
+		e.errorf("%s: serve on %s: %v", cmd, path, err)
+		return nil, nil, path, exitSandbox
+	}
+	return plugin.NewClient(cc), func() { cc.Close() }, path, exitOK
+}
+
+func (e *cliEnv) codegenList(args []string) int {
+	var common commonFlags
+	fs := newFlagSet("codegen ls", e.stderr, &common)
+	socket := fs.String("socket", "", "the serve to ask (default: $"+envServeSocket+", else "+defaultSocket()+")")
+	asJSON := fs.Bool("json", false, "print a JSON array")
+	if ok, code := parseFlags(fs, args); !ok {
+		return code
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	client, done, path, code := e.serveClient(ctx, "codegen ls", *socket)
+	if code != exitOK {
+		return code
+	}
+	defer done()
+	list, err := client.List(ctx)
+	if err != nil {
+		e.errorf("codegen ls: serve on %s: %v", path, err)
+		return exitSandbox
+	}
+	if *asJSON {
+		if list == nil {
+			list = []plugin.Provisioned{}
+		}
+		b, _ := json.Marshal(list)
+		fmt.Fprintf(e.stdout, "%s\n", b)
+		return exitOK
+	}
+	printList(e.stdout, list)
+	return exitOK
+}
+
+func printList(w io.Writer, list []plugin.Provisioned) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSANDBOX\tMODE\tENDPOINT\tWORKSPACE\tAGE")
+	for _, p := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Mode, p.Endpoint, p.Workspace, time.Since(p.Created).Round(time.Second))
+	}
+	tw.Flush()
+}
+
+func (e *cliEnv) codegenDown(args []string) int {
+	var common commonFlags
+	fs := newFlagSet("codegen down", e.stderr, &common)
+	socket := fs.String("socket", "", "the serve holding the sandbox (default: $"+envServeSocket+", else "+defaultSocket()+")")
+	if ok, code := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		e.errorf("usage: promptkit-sandbox codegen down ID")
+		return exitUsage
+	}
+	id := fs.Arg(0)
+	ctx, stop := interruptible()
+	defer stop()
+	client, done, path, code := e.serveClient(ctx, "codegen down", *socket)
+	if code != exitOK {
+		return code
+	}
+	defer done()
+	if err := client.Release(ctx, id); err != nil {
+		e.errorf("codegen down: serve on %s: %v", path, err)
+		if errors.Is(err, plugin.ErrNotProvisioned) {
+			return exitUsage
+		}
+		return exitSandbox
+	}
+	fmt.Fprintf(e.stdout, "released %s\n", id)
+	return exitOK
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+
+	"github.com/altairalabs/promptkit-sandbox/hooks"
+	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/plugin/host"
+)
+
+// servedProviders are the provider sandboxes of a serve's config (a
+// docker_codegen one, say), each offered as provider mode CONFIG#NAME,
+// provisioning through the plugin host serve keeps alive: so `codegen up`
+// can hand a sandbox to serve and return, the forwarder living on in
+// serve's plugin process.
+func servedProviders(ctx context.Context, rt *hooks.Runtime, cfg string) map[string]plugin.Provider {
+	h, ok := rt.Plugins().(*host.Host)
+	if !ok {
+		return nil
+	}
+	out := map[string]plugin.Provider{}
+	for _, s := range rt.File().Sandboxes {
+		if h.Provides(ctx, s.Mode, s.Plugin, s.Version) {
+			out[servedMode(cfg, s.Name)] = &servedProvider{h: h, s: s}
+		}
+	}
+	return out
+}
+
+// servedProvider provisions one sandbox of the config through the host.
+// The host owns what it provisions: serve's shutdown stops the plugins,
+// which release it.
+type servedProvider struct {
+	h *host.Host
+	s config.Sandbox
+}
+
+// Check accepts anything: the config was checked when serve loaded it,
+// and an exec of it gets the plugin's refusal to run commands.
+func (p *servedProvider) Check(string, map[string]any) error { return nil }
+
+func (p *servedProvider) Provision(ctx context.Context, spec plugin.ProvisionSpec) (plugin.Provisioned, error) {
+	got, err := p.h.Provision(ctx, p.s, spec.Workspace, 0)
+	if err != nil {
+		return plugin.Provisioned{}, err
+	}
+	return got, nil
+}
+
+func (p *servedProvider) Release(ctx context.Context, id string) error { return p.h.Release(ctx, id) }
+
+func (p *servedProvider) List(ctx context.Context) ([]plugin.Provisioned, error) {
+	all, err := p.h.List(ctx)
+	var out []plugin.Provisioned
+	for _, sb := range all {
+		if sb.Name == p.s.Name {
+			out = append(out, sb)
+		}
+	}
+	return out, err
+}

@@ -1,0 +1,192 @@
+// Package codegen is the Go API for agents that want a codegen sandbox:
+// an MCP server (sandboxd) on a workspace, provisioned by the plugin that
+// serves the sandbox's provider mode (docker_codegen, say) as a
+// RuntimeConfig declares it.
+//
+//	sb, err := codegen.Up(ctx, "runtime.yaml", "code", codegen.Options{Workspace: "./repo"})
+//	if err != nil { ... }
+//	defer sb.Close()
+//	// sb.Endpoint, sb.Token: an MCP Streamable HTTP endpoint on 127.0.0.1.
+//
+// The sandbox lives in the plugin process this API starts: Close releases
+// it and stops the plugin, and so does the death of this process (the
+// plugin follows its host, and the container follows the plugin).
+package codegen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/plugin/host"
+	"github.com/altairalabs/promptkit-sandbox/plugin/lockfile"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// Options tune Up.
+type Options struct {
+	// Host configures the plugin host: Dirs (--plugin-dir), Logger,
+	// StartTimeout. ConfigDirs and, when empty, LockPath come from the
+	// config file.
+	Host host.Options
+	// Workspace, when set, replaces the sandbox's configured workspace;
+	// relative to the working directory.
+	Workspace string
+	// Timeout bounds the provisioning (plugin.DefaultProvisionTimeout
+	// when zero).
+	Timeout time.Duration
+}
+
+// Sandbox is a provisioned codegen sandbox and the plugin host that
+// holds it.
+type Sandbox struct {
+	plugin.Provisioned
+	host *host.Host
+
+	lostOnce sync.Once
+	lost     chan struct{}
+	closed   chan struct{}
+	stopOnce sync.Once
+}
+
+// lostPoll is how often Lost looks at the plugin process.
+const lostPoll = 250 * time.Millisecond
+
+// Lost is closed when the plugin process holding the sandbox has exited
+// (it was killed, or crashed): the sandbox went with it, and its
+// endpoint no longer answers.
+func (s *Sandbox) Lost() <-chan struct{} {
+	s.lostOnce.Do(func() {
+		s.lost = make(chan struct{})
+		go func() {
+			t := time.NewTicker(lostPoll)
+			defer t.Stop()
+			for {
+				select {
+				case <-s.closed:
+					return
+				case <-t.C:
+					if !s.host.Holds(s.ID) {
+						close(s.lost)
+						return
+					}
+				}
+			}
+		}()
+	})
+	return s.lost
+}
+
+// Up loads the RuntimeConfig at configPath and provisions its sandbox
+// name, which must be of a provider mode. It returns once the sandbox's
+// MCP endpoint has answered.
+func Up(ctx context.Context, configPath, name string, opts Options) (*Sandbox, error) {
+	h, f, err := Load(configPath, opts.Host)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := f.Sandbox(name)
+	if !ok {
+		h.Close()
+		return nil, &config.Error{Problems: []config.Problem{{File: f.Path, Msg: fmt.Sprintf("no sandbox named %q (sandboxes: %s)", name, sandboxNames(f))}}}
+	}
+	workspace := opts.Workspace
+	if workspace != "" {
+		if workspace, err = filepath.Abs(workspace); err != nil {
+			h.Close()
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
+	}
+	p, err := h.Provision(ctx, *s, workspace, opts.Timeout)
+	if err != nil {
+		h.Close()
+		return nil, fmt.Errorf("sandbox %s (%s:%d): %w", name, f.Path, s.Line, err)
+	}
+	return &Sandbox{Provisioned: p, host: h, closed: make(chan struct{})}, nil
+}
+
+// Close releases the sandbox and stops the plugin host.
+func (s *Sandbox) Close() error {
+	s.stopOnce.Do(func() { close(s.closed) })
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	err := s.host.Release(ctx, s.ID)
+	if errors.Is(err, plugin.ErrNotProvisioned) || errors.Is(err, plugin.ErrConnection) {
+		// Reaped idle; or the plugin is gone or stopping (a SIGTERM to
+		// the process group reaches it too), and it releases what it
+		// holds as it stops.
+		err = nil
+	}
+	return errors.Join(err, s.host.Close())
+}
+
+// releaseTimeout bounds a Release: a container removal on a loaded engine.
+const releaseTimeout = time.Minute
+
+// Load reads a RuntimeConfig with a plugin host for its modes, without
+// opening any of its sandboxes.
+func Load(configPath string, opts host.Options) (*host.Host, *config.File, error) {
+	var h *host.Host
+	f, err := config.Load(configPath, config.Options{ModesFor: func(dirs []string) (config.ModeSet, error) {
+		o := opts
+		o.ConfigDirs = dirs
+		if o.LockPath == "" {
+			o.LockPath = lockfile.Path(filepath.Dir(configPath))
+		}
+		var err error
+		if h, err = host.New(o); err != nil {
+			return nil, err
+		}
+		return hostModes{h}, nil
+	}})
+	if err != nil {
+		if h != nil {
+			h.Close()
+		}
+		return nil, nil, err
+	}
+	if h == nil {
+		return nil, nil, errors.New("codegen: the config loaded without a plugin host")
+	}
+	return h, f, nil
+}
+
+// hostModes answers config's mode checks from the plugin host.
+type hostModes struct{ h *host.Host }
+
+func (m hostModes) Lookup(mode string) (sandbox.Factory, bool) {
+	if mode == config.Direct {
+		return nil, true
+	}
+	return nil, m.h.Serves(mode)
+}
+func (m hostModes) Modes() []string  { return m.h.Modes() }
+func (m hostModes) ModeHint() string { return m.h.ModeHint() }
+
+func sandboxNames(f *config.File) string {
+	var names []string
+	for _, s := range f.Sandboxes {
+		names = append(names, s.Name)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// MCPConfig is a ready-to-paste .mcp.json naming the sandbox's endpoint
+// under name, with its token.
+func MCPConfig(name string, p plugin.Provisioned) ([]byte, error) {
+	return json.MarshalIndent(map[string]any{"mcpServers": map[string]any{name: map[string]any{
+		"type":    "http",
+		"url":     p.Endpoint,
+		"headers": map[string]string{"Authorization": "Bearer " + p.Token},
+	}}}, "", "  ")
+}

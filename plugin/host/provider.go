@@ -1,0 +1,169 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// Provision provisions the sandbox s declares — a provider mode, such as
+// docker_codegen — in the plugin that serves its mode, and returns its
+// endpoint and token once the endpoint answers. workspace, when not
+// empty, replaces the configuration's. timeout bounds it all, the
+// plugin's start included (plugin.DefaultProvisionTimeout when zero).
+//
+// The sandbox lives in the plugin process: it is released by Release,
+// by Close (the plugin releases what it holds as it stops), or when the
+// process dies.
+func (h *Host) Provision(ctx context.Context, s config.Sandbox, workspace string, timeout time.Duration) (plugin.Provisioned, error) {
+	if timeout <= 0 {
+		timeout = plugin.DefaultProvisionTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	srv, err := h.resolve(ctx, s.Mode, s.Plugin, s.Version)
+	if err != nil {
+		return plugin.Provisioned{}, err
+	}
+	d, err := srv.inst.describe(ctx, false)
+	if err != nil {
+		return plugin.Provisioned{}, err
+	}
+	if !isProvider(d.Modes, s.Mode) {
+		return plugin.Provisioned{}, sandbox.Errorf(sandbox.KindStart,
+			"sandbox %s: mode %s of plugin %s is a sandbox mode, not a provider: it runs commands and hands out no endpoint", s.Name, s.Mode, srv.inst.cand)
+	}
+	rpc, _, err := srv.inst.live(ctx)
+	if err != nil {
+		return plugin.Provisioned{}, err
+	}
+	p, err := rpc.Provision(ctx, plugin.ProvisionSpec{Name: s.Name, Mode: s.Mode, Config: s.Config, Workspace: workspace}, time.Until(deadlineOf(ctx)))
+	if err != nil {
+		if sandbox.Done(ctx) {
+			return plugin.Provisioned{}, sandbox.NewError(sandbox.KindTimeout,
+				fmt.Sprintf("provision sandbox %s in plugin %s: no answer within %s", s.Name, srv.inst.cand, timeout), err)
+		}
+		return plugin.Provisioned{}, err
+	}
+	srv.inst.opened.Store(true)
+	h.mu.Lock()
+	if h.provisioned == nil {
+		h.provisioned = make(map[string]*instance)
+	}
+	h.provisioned[p.ID] = srv.inst
+	h.mu.Unlock()
+	return p, nil
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
+func isProvider(modes []plugin.ModeInfo, mode string) bool {
+	for _, m := range modes {
+		if m.Name == mode {
+			return m.Provider
+		}
+	}
+	return false
+}
+
+// Release releases a sandbox this host provisioned. An id it does not
+// know is plugin.ErrNotProvisioned.
+func (h *Host) Release(ctx context.Context, id string) error {
+	h.mu.Lock()
+	inst, ok := h.provisioned[id]
+	h.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("release %s: %w by this host", id, plugin.ErrNotProvisioned)
+	}
+	rpc, err := inst.running()
+	if err != nil {
+		return fmt.Errorf("release %s: %w", id, err)
+	}
+	if err := rpc.Release(ctx, id); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	delete(h.provisioned, id)
+	h.mu.Unlock()
+	return nil
+}
+
+// List returns the sandboxes provisioned through this host's running
+// plugin processes and not released, without tokens, oldest first.
+func (h *Host) List(ctx context.Context) ([]plugin.Provisioned, error) {
+	h.mu.Lock()
+	seen := map[*instance]bool{}
+	var insts []*instance
+	for _, inst := range h.provisioned {
+		if !seen[inst] {
+			seen[inst] = true
+			insts = append(insts, inst)
+		}
+	}
+	h.mu.Unlock()
+	var out []plugin.Provisioned
+	var errs []error
+	for _, inst := range insts {
+		rpc, err := inst.running()
+		if err != nil {
+			continue // its process is gone, and its sandboxes with it
+		}
+		list, err := rpc.List(ctx)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, list...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
+	return out, errors.Join(errs...)
+}
+
+// errNotRunning is a plugin process that has exited: what it provisioned
+// went with it.
+var errNotRunning = sandbox.NewError(sandbox.KindTransport, "the plugin process that provisioned it has exited (its sandboxes went with it)", nil)
+
+// running is the client of the live process, without starting one: a
+// new process holds none of the old one's sandboxes.
+func (i *instance) running() (*plugin.Client, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.proc == nil || i.proc.client.Exited() {
+		return nil, errNotRunning
+	}
+	return i.proc.rpc, nil
+}
+
+// Provides reports whether mode is a provider mode of the plugin that
+// serves it (pin and constraint as in a sandbox entry), starting the
+// plugin to ask when the describe cache does not know.
+func (h *Host) Provides(ctx context.Context, mode, pin, constraint string) bool {
+	srv, err := h.resolve(ctx, mode, pin, constraint)
+	if err != nil {
+		return false
+	}
+	d, err := srv.inst.describe(ctx, false)
+	return err == nil && isProvider(d.Modes, mode)
+}
+
+// Holds reports whether the plugin process that provisioned id is still
+// running: when it is not, the sandbox is gone with it.
+func (h *Host) Holds(id string) bool {
+	h.mu.Lock()
+	inst, ok := h.provisioned[id]
+	h.mu.Unlock()
+	if !ok {
+		return false
+	}
+	_, err := inst.running()
+	return err == nil
+}

@@ -1,0 +1,110 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	sandboxpb "github.com/altairalabs/promptkit-sandbox/shared/proto"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// ErrNoProviderService is a plugin that does not serve the Provider
+// service at all: one built before providers existed.
+var ErrNoProviderService = errors.New("the plugin does not serve the Provider service (built before providers; upgrade it)")
+
+// Provision asks the plugin for a sandbox of a provider mode and returns
+// once its endpoint answers. Errors: a configuration the plugin rejects
+// is a plain error with its words; a sandbox that could not start keeps
+// its kind (KindStart, KindTransport); a plugin without the service is
+// ErrNoProviderService (KindTransport); a lost plugin as for Open.
+//
+// timeout bounds the provisioning in the plugin (zero: its default).
+func (c *Client) Provision(ctx context.Context, spec ProvisionSpec, timeout time.Duration) (Provisioned, error) {
+	if err := c.exited(); err != nil {
+		return Provisioned{}, err
+	}
+	if c.PluginName() == "" {
+		if _, err := c.Describe(ctx); err != nil {
+			return Provisioned{}, err
+		}
+	}
+	var raw []byte
+	if len(spec.Config) > 0 {
+		var err error
+		if raw, err = json.Marshal(spec.Config); err != nil {
+			return Provisioned{}, fmt.Errorf("config: %w", err)
+		}
+	}
+	resp, err := c.prov.Provision(ctx, &sandboxpb.ProvisionRequest{
+		Name: spec.Name, Mode: spec.Mode, ConfigJson: raw, Workspace: spec.Workspace, TimeoutNanos: int64(max(timeout, 0)),
+	}, grpc.MaxCallRecvMsgSize(maxMessage))
+	if err != nil {
+		return Provisioned{}, c.providerError(ctx, "provision "+spec.Name, err)
+	}
+	p := fromProto(resp.GetSandbox())
+	if p.ID == "" || p.Endpoint == "" {
+		return Provisioned{}, connectionError(c.label(), "provision "+spec.Name+": no id or endpoint in the answer", nil)
+	}
+	return p, nil
+}
+
+// Release stops a sandbox the plugin provisioned. An id it does not hold
+// is ErrNotProvisioned.
+func (c *Client) Release(ctx context.Context, id string) error {
+	if err := c.exited(); err != nil {
+		return err
+	}
+	if _, err := c.prov.Release(ctx, &sandboxpb.ReleaseRequest{Id: id}); err != nil {
+		return c.providerError(ctx, "release "+id, err)
+	}
+	return nil
+}
+
+// List returns what the plugin has provisioned and not released, without
+// tokens.
+func (c *Client) List(ctx context.Context) ([]Provisioned, error) {
+	if err := c.exited(); err != nil {
+		return nil, err
+	}
+	resp, err := c.prov.List(ctx, &sandboxpb.ListRequest{}, grpc.MaxCallRecvMsgSize(maxMessage))
+	if err != nil {
+		return nil, c.providerError(ctx, "list", err)
+	}
+	out := make([]Provisioned, 0, len(resp.GetSandboxes()))
+	for _, p := range resp.GetSandboxes() {
+		out = append(out, fromProto(p))
+	}
+	return out, nil
+}
+
+// providerError classifies a failed Provider call as Open's errors are.
+func (c *Client) providerError(ctx context.Context, what string, err error) error {
+	st := status.Convert(err)
+	switch st.Code() {
+	case codes.InvalidArgument:
+		return errors.New(st.Message())
+	case codes.NotFound:
+		return fmt.Errorf("plugin %s: %s: %w", c.label(), what, ErrNotProvisioned)
+	case codes.Unimplemented:
+		return sandbox.Errorf(sandbox.KindTransport, "plugin %s: %s: %w", c.label(), what, ErrNoProviderService)
+	case codes.FailedPrecondition:
+		for _, d := range st.Details() {
+			if res, ok := d.(*sandboxpb.SpawnResult); ok {
+				if err := errorOf(res); err != nil {
+					return err
+				}
+			}
+		}
+		return errors.New(st.Message())
+	case codes.Unknown:
+		return fmt.Errorf("plugin %s: %s: %s", c.label(), what, st.Message())
+	}
+	return c.callError(ctx, what, err)
+}

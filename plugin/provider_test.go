@@ -1,0 +1,219 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/direct"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// fakeProvider hands out made-up endpoints and records what it holds.
+type fakeProvider struct {
+	mu     sync.Mutex
+	held   map[string]Provisioned
+	n      int
+	closed bool
+}
+
+func (f *fakeProvider) Check(_ string, cfg map[string]any) error {
+	if cfg["image"] == nil {
+		return errors.New(`config: key "image" is required`)
+	}
+	return nil
+}
+
+func (f *fakeProvider) Provision(_ context.Context, spec ProvisionSpec) (Provisioned, error) {
+	if err := f.Check(spec.Name, spec.Config); err != nil {
+		return Provisioned{}, err
+	}
+	if spec.Config["image"] == "missing" {
+		return Provisioned{}, sandbox.NewError(sandbox.KindStart, "image missing is not present locally", nil)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	p := Provisioned{ID: fmt.Sprintf("id%d", f.n), Name: spec.Name, Mode: spec.Mode, Endpoint: "http://127.0.0.1:1/mcp",
+		Token: "secret", Workspace: spec.Workspace, Created: time.Now(), Details: map[string]string{"k": "v"}}
+	f.held[p.ID] = p
+	return p, nil
+}
+
+func (f *fakeProvider) Release(_ context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.held[id]; !ok {
+		return ErrNotProvisioned
+	}
+	delete(f.held, id)
+	return nil
+}
+
+func (f *fakeProvider) List(context.Context) ([]Provisioned, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Provisioned
+	for _, p := range f.held {
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func (f *fakeProvider) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	f.held = map[string]Provisioned{}
+	return nil
+}
+
+// localClient serves opts with NewServer on a unix socket and returns a
+// Client of it; stop stops the server.
+func localClient(t *testing.T, opts ServeOpts) (client *Client, stop func()) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "pk-prov-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "s.sock")
+	lis, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(lis) }()
+	var once sync.Once
+	stop = func() { once.Do(func() { srv.Stop(time.Second) }) }
+	t.Cleanup(stop)
+	conn, err := grpc.NewClient("unix://"+sock, append(DialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return NewClient(conn), stop
+}
+
+// TestProviderService: Describe marks the provider mode; Provision returns
+// the endpoint and token; List leaves tokens out; Release forgets the id;
+// errors keep their kinds; Open of a provider mode checks the config and
+// gives a sandbox that refuses to run anything; Stop closes the provider.
+func TestProviderService(t *testing.T) {
+	fp := &fakeProvider{held: map[string]Provisioned{}}
+	client, stop := localClient(t, ServeOpts{
+		Name: "prov", Version: "1.0.0",
+		Modes:     map[string]sandbox.Factory{"direct": direct.Factory},
+		Providers: map[string]Provider{"fake_codegen": fp},
+	})
+	ctx := context.Background()
+	d, err := client.Describe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Modes) != 2 || d.Modes[0].Name != "direct" || d.Modes[0].Provider || d.Modes[1].Name != "fake_codegen" || !d.Modes[1].Provider {
+		t.Fatalf("modes %+v", d.Modes)
+	}
+
+	p, err := client.Provision(ctx, ProvisionSpec{Name: "code", Mode: "fake_codegen", Config: map[string]any{"image": "x"}, Workspace: "/w"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ID == "" || p.Token != "secret" || p.Workspace != "/w" || p.Details["k"] != "v" || p.Created.IsZero() {
+		t.Errorf("provisioned %+v", p)
+	}
+	list, err := client.List(ctx)
+	if err != nil || len(list) != 1 || list[0].ID != p.ID || list[0].Token != "" {
+		t.Errorf("List: %+v, %v (want one, without its token)", list, err)
+	}
+
+	_, err = client.Provision(ctx, ProvisionSpec{Name: "code", Mode: "fake_codegen", Config: map[string]any{}}, 0)
+	if err == nil || sandbox.KindOf(err) != sandbox.KindUnknown || !strings.Contains(err.Error(), `"image" is required`) {
+		t.Errorf("bad config: %v (kind %v)", err, sandbox.KindOf(err))
+	}
+	_, err = client.Provision(ctx, ProvisionSpec{Name: "code", Mode: "fake_codegen", Config: map[string]any{"image": "missing"}}, 0)
+	if !errors.Is(err, sandbox.ErrStart) || !strings.Contains(err.Error(), "not present locally") {
+		t.Errorf("missing image: %v", err)
+	}
+	_, err = client.Provision(ctx, ProvisionSpec{Name: "code", Mode: "direct"}, 0)
+	if err == nil || !strings.Contains(err.Error(), "does not provide mode") {
+		t.Errorf("sandbox mode provisioned: %v", err)
+	}
+
+	sb, err := client.Open(ctx, "code", "fake_codegen", map[string]any{"image": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.Spawn(ctx, sandbox.Request{Command: "true"}); !errors.Is(err, sandbox.ErrStart) || !strings.Contains(err.Error(), "codegen up") {
+		t.Errorf("Spawn in a provider sandbox: %v", err)
+	}
+	if _, err := client.Open(ctx, "code", "fake_codegen", nil); err == nil {
+		t.Error("Open of a provider mode did not check its config")
+	}
+
+	if err := client.Release(ctx, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Release(ctx, p.ID); !errors.Is(err, ErrNotProvisioned) {
+		t.Errorf("second release: %v", err)
+	}
+	if _, err := client.Provision(ctx, ProvisionSpec{Name: "code", Mode: "fake_codegen", Config: map[string]any{"image": "x"}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	fp.mu.Lock()
+	defer fp.mu.Unlock()
+	if !fp.closed || len(fp.held) != 0 {
+		t.Errorf("after Stop: closed %v, held %d", fp.closed, len(fp.held))
+	}
+}
+
+// TestProviderOldPlugin: a plugin built before providers (only the
+// Sandbox service) answers Provision, Release and List at once with
+// ErrNoProviderService, not a hang.
+func TestProviderOldPlugin(t *testing.T) {
+	h := startServer(t, testModes())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := h.client.Provision(ctx, ProvisionSpec{Name: "code", Mode: "x"}, 0)
+	if !errors.Is(err, ErrNoProviderService) || !errors.Is(err, sandbox.ErrTransport) {
+		t.Errorf("Provision: %v", err)
+	}
+	if _, err := h.client.List(ctx); !errors.Is(err, ErrNoProviderService) {
+		t.Errorf("List: %v", err)
+	}
+	if err := h.client.Release(ctx, "x"); !errors.Is(err, ErrNoProviderService) {
+		t.Errorf("Release: %v", err)
+	}
+}
+
+func TestServeOptsProviders(t *testing.T) {
+	fp := &fakeProvider{}
+	for _, tc := range []struct {
+		opts ServeOpts
+		want string
+	}{
+		{ServeOpts{Name: "p", Version: "1.0.0", Providers: map[string]Provider{"a": fp}}, ""},
+		{ServeOpts{Name: "p", Version: "1.0.0", Providers: map[string]Provider{"a": nil}}, "nil provider"},
+		{ServeOpts{Name: "p", Version: "1.0.0", Modes: map[string]sandbox.Factory{"a": direct.Factory}, Providers: map[string]Provider{"a": fp}}, "both a mode and a provider"},
+		{ServeOpts{Name: "p", Version: "1.0.0", Providers: map[string]Provider{"a": fp}, Descriptions: map[string]string{"a": "x"}, ConfigKeys: map[string][]string{"a": {"image"}}}, ""},
+	} {
+		err := tc.opts.validate()
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: %v, want %q", tc.opts, err, tc.want)
+		}
+	}
+}

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -50,31 +52,30 @@ type Hardening struct {
 	WorkspaceDir string
 }
 
-// DefaultHardening is the sandboxd image's profile: uid 65532, read-only
-// root, a tmpfs /tmp, no capabilities, no-new-privileges and a pids limit.
-// The values follow the image's run profile (shared/codegenimage on main:
-// User, TmpfsSize 1g, PidsLimit 1024, RunDir, WorkspaceDir); once both
-// are on one branch this should be built from that package.
+// DefaultHardening is the sandboxd image's run profile
+// (shared/codegenimage, which the image's build follows too): uid 65532,
+// read-only root, a tmpfs /tmp, no capabilities, no-new-privileges and a
+// pids limit.
 //
 // /tmp is mounted exec: go test runs the binaries it builds there, and
 // the engine's tmpfs default is noexec.
 var DefaultHardening = Hardening{
-	User:           "65532:65532",
+	User:           codegenimage.User,
 	Entrypoint:     []string{"sandboxd"},
 	ReadOnlyRootfs: true,
-	Tmpfs:          map[string]string{"/tmp": "rw,exec,nosuid,nodev,size=1g,mode=1777"},
+	Tmpfs:          map[string]string{codegenimage.TmpDir: "rw,exec,nosuid,nodev,size=" + codegenimage.TmpfsSize + ",mode=1777"},
 	CapDrop:        []string{"ALL"},
 	SecurityOpt:    []string{"no-new-privileges"},
-	PidsLimit:      1024,
-	Env:            []string{"HOME=/tmp"},
-	SocketDir:      "/run/sandboxd",
-	WorkspaceDir:   "/workspace",
+	PidsLimit:      codegenimage.PidsLimit,
+	Env:            []string{"HOME=" + codegenimage.TmpDir},
+	SocketDir:      codegenimage.RunDir,
+	WorkspaceDir:   codegenimage.WorkspaceDir,
 }
 
 // Names inside SocketDir.
-const (
-	socketName = "mcp.sock"
-	tokenName  = "token"
+var (
+	socketName = path.Base(codegenimage.SocketPath)
+	tokenName  = path.Base(codegenimage.TokenPath)
 )
 
 // sandboxdArgs is sandboxd's command line: the socket and token in the

@@ -31,6 +31,12 @@ type Options struct {
 	// Stop (or StopDir from another process) ends it. Without it, a later
 	// Start treats a cluster whose starter died as stale and clears it.
 	Detach bool
+
+	// claimed runs once the machine's cluster is this Start's (the lock
+	// taken, what a dead run left cleared) and before anything starts:
+	// TestLifecycle's "before" snapshot, which another run's cluster
+	// must not be in.
+	claimed func()
 }
 
 // Cluster is a running single-node cluster.
@@ -88,6 +94,9 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	unlock, err := claim(ctx, l, opts.Detach, log)
 	if err != nil {
 		return nil, fmt.Errorf("kubecluster: %w", err)
+	}
+	if opts.claimed != nil {
+		opts.claimed()
 	}
 	c := &Cluster{
 		Dir: opts.Dir, Kubeconfig: l.pki("admin.kubeconfig"), Kubectl: bins.Path("kubectl"),

@@ -25,11 +25,11 @@ import (
 func TestLifecycle(t *testing.T) {
 	Require(t)
 	l := layout(DefaultDir())
-	before := snapshotHost(t, l)
+	var before hostSnapshot
 
 	ctx := context.Background()
 	start := time.Now()
-	c, err := Start(ctx, Options{Log: t.Logf})
+	c, err := Start(ctx, Options{Log: t.Logf, claimed: func() { before = snapshotHost(t, l) }})
 	if err != nil {
 		t.Fatal(err)
 	}

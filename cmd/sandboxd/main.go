@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/server"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/telemetry"
 )
 
 var (
@@ -116,9 +117,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if err := checkExposure(o.addr, o.stdio, cfg.Token, generated); err != nil {
 		return badInput(err)
 	}
+	cfg.Metrics = telemetry.NewMetrics()
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err
+	}
+	metricsURL := ""
+	if o.metricsAddr != "" {
+		ms, err := serveMetrics(o.metricsAddr, cfg.Metrics, log)
+		if err != nil {
+			srv.Close()
+			return err
+		}
+		defer ms.stop()
+		metricsURL = ms.url()
+		log.Info("serving metrics", "url", metricsURL)
 	}
 	if o.stdio {
 		log.Info("serving MCP over stdio", "workspaces", describe(cfg.Workspaces))
@@ -133,7 +146,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		ctx = stdinLifeline(ctx, stdin, log)
 	}
 	h := srv.NewHTTP(loopback)
-	announce(stdout, listenURL(ln), cfg, generated)
+	announce(stdout, listenURL(ln), metricsURL, cfg, generated)
 	log.Info("serving MCP", "addr", ln.Addr().String(), "workspaces", describe(cfg.Workspaces), "readonly", cfg.ReadOnly)
 	served := make(chan error, 1)
 	go func() { served <- h.Serve(ln) }()
@@ -250,12 +263,15 @@ func describe(ws []server.Workspace) string {
 // client config to paste. A token the user gave is not echoed (it may
 // come from a secret store and stdout may be a log); the snippet then
 // reads it from SANDBOXD_TOKEN.
-func announce(w io.Writer, base string, cfg server.Config, generated bool) {
+func announce(w io.Writer, base, metricsURL string, cfg server.Config, generated bool) {
 	token := "${SANDBOXD_TOKEN}"
 	if generated {
 		token = cfg.Token
 	}
 	fmt.Fprintf(w, "sandboxd %s serving %s\n", version, describe(cfg.Workspaces))
+	if metricsURL != "" {
+		fmt.Fprintf(w, "  Metrics (Prometheus): %s\n", metricsURL)
+	}
 	if path := unixPath(base); path != "" {
 		// No URL a client could paste: whoever forwards the socket
 		// prints one for the port it forwards from.

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// The binary serves /healthz without a token beside MCP, and with
+// --metrics-addr the metrics on a listener of their own, announced.
+func TestHealthzAndMetricsListener(t *testing.T) {
+	s := startHTTP(t, "--workspace", t.TempDir(), "--metrics-addr", "127.0.0.1:0")
+	base := strings.TrimSuffix(s.url, "/mcp")
+	if code, body := get(t, base+"/healthz"); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	var metricsURL string
+	for _, line := range s.out {
+		if _, u, ok := strings.Cut(line, "Metrics (Prometheus): "); ok {
+			metricsURL = u
+		}
+	}
+	if !strings.HasPrefix(metricsURL, "http://127.0.0.1:") || metricsURL == base+"/metrics" {
+		t.Fatalf("metrics URL %q: want its own loopback port (MCP is at %s)", metricsURL, base)
+	}
+	// The MCP listener does not serve the metrics.
+	if code, _ := get(t, base+"/metrics"); code != http.StatusUnauthorized {
+		t.Errorf("/metrics on the MCP listener without a token: %d, want 401", code)
+	}
+	cs := s.connect(t)
+	callTool(t, cs, "Bash", map[string]any{"command": "echo hi"})
+	code, body := get(t, metricsURL)
+	if code != http.StatusOK || !strings.Contains(body, "\nsandboxd_tool_calls_total{tool=\"Bash\"} 1\n") {
+		t.Errorf("scrape: %d, want Bash's call counted in:\n%s", code, body)
+	}
+	if !strings.Contains(body, "\ngo_goroutines ") || !strings.Contains(body, "\nprocess_resident_memory_bytes ") {
+		t.Errorf("scrape lacks the Go and process collectors")
+	}
+}
+
+// Without --metrics-addr nothing else listens and nothing is announced.
+func TestMetricsOffByDefault(t *testing.T) {
+	s := startHTTP(t, "--workspace", t.TempDir())
+	for _, line := range s.out {
+		if strings.Contains(line, "Metrics (Prometheus)") {
+			t.Errorf("announced %q without --metrics-addr", line)
+		}
+	}
+}

@@ -79,13 +79,13 @@ func (s *Server) NewHTTP(loopback bool) *HTTP {
 	// The health check stands before the gate: a probe carries no token,
 	// and "ok" tells it nothing else.
 	gated := gate.Wrap(mux)
-	front := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	front := s.tel.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == PathHealth {
 			health(w, r)
 			return
 		}
 		gated.ServeHTTP(w, r)
-	})
+	}))
 	h.http = &http.Server{
 		Handler:           front,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -102,7 +102,7 @@ func (c *Call) End(failed bool, refused string) {
 		c.span.SetStatus(codes.Error, "tool error")
 	}
 	c.span.End()
-	c.log.Debug("tool call", "elapsed", elapsed, "error", failed, "refused", refused)
+	c.log.Info("tool call", "elapsed", elapsed, "error", failed, "refused", refused)
 }
 
 type requestIDKey struct{}

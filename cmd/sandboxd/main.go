@@ -16,7 +16,9 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
+	"go.opentelemetry.io/otel"
 	"golang.org/x/sys/unix"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/server"
@@ -33,6 +35,10 @@ var (
 // what 16 random bytes (128 bits) make in hex, e.g. openssl rand -hex 16,
 // and a generated token has 64.
 const minRemoteToken = 32
+
+// otlpHeaderEnv are the variables that give the OTLP exporter its
+// headers, treated as --secret-env.
+var otlpHeaderEnv = []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"}
 
 // version is set at build time: -ldflags "-X main.version=1.2.3".
 var version = "dev"
@@ -118,6 +124,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return badInput(err)
 	}
 	cfg.Metrics = telemetry.NewMetrics()
+	tp, err := telemetry.NewTracerProvider(ctx, o.otlpEndpoint, getenv, version)
+	if err != nil {
+		return badInput(err)
+	}
+	if tp != nil {
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("tracing", "err", err) }))
+		// Deferred first, so it runs last: after the server has ended
+		// every call's span, it sends what is left.
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tp.Shutdown(sctx); err != nil {
+				log.Warn("tracing: flushing spans at exit", "err", err)
+			}
+		}()
+		cfg.TracerProvider = tp
+		log.Info("exporting spans over OTLP/HTTP")
+	}
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err
@@ -208,6 +232,13 @@ func (o options) config(getenv func(string) string) (server.Config, bool, error)
 	secrets := map[string]string{}
 	for _, name := range o.secretEnv {
 		secrets[name] = getenv(name)
+	}
+	// The OTLP exporter's headers often hold a collector's API key: the
+	// agent's shells do not get them, and results never show them.
+	for _, name := range otlpHeaderEnv {
+		if v := getenv(name); v != "" {
+			secrets[name] = v
+		}
 	}
 	origins := make([]string, 0, len(o.allowedOrigins))
 	for _, raw := range o.allowedOrigins {

@@ -73,6 +73,29 @@ func TestMetricsCountCalls(t *testing.T) {
 		t.Fatalf("Bash: %q, want %q", got, cred.Redacted()+"\n")
 	}
 	ok(t, cs, "Glob", map[string]any{"pattern": "*.txt"})
+	// Grep never matches the line with the secret, but shows it as
+	// context, redacted.
+	os.WriteFile(filepath.Join(d.dir, "grep.txt"), []byte("start\n"+cred.Line()+"\n"), 0o644)
+	if got := ok(t, cs, "Grep", map[string]any{"pattern": "^start$", "path": "grep.txt", "output_mode": "content", "-A": 1}); !strings.Contains(got, cred.Redacted()) {
+		t.Fatalf("Grep did not show the redacted context: %q", got)
+	}
+	// A background shell's output is scrubbed, and counted, as it comes.
+	catID := strings.TrimPrefix(ok(t, cs, "Bash", map[string]any{"command": "cat cred.txt", "run_in_background": true}), "Started background shell ")
+	var catOut strings.Builder
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		out := ok(t, cs, "BashOutput", map[string]any{"bash_id": catID})
+		catOut.WriteString(out)
+		if strings.Contains(out, "exited") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the background cat did not finish: %q", catOut.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(catOut.String(), cred.Redacted()) {
+		t.Fatalf("BashOutput did not show the redacted line: %q", catOut.String())
+	}
 	bg := ok(t, cs, "Bash", map[string]any{"command": "sleep 60", "run_in_background": true})
 	id := strings.TrimPrefix(bg, "Started background shell ")
 
@@ -82,17 +105,20 @@ func TestMetricsCountCalls(t *testing.T) {
 		`sandboxd_tool_errors_total{tool="Read"}`:                "2",
 		`sandboxd_tool_call_duration_seconds_count{tool="Read"}`: "3",
 		`sandboxd_path_refusals_total{tool="Read"}`:              "2",
-		`sandboxd_tool_calls_total{tool="Bash"}`:                 "3",
+		`sandboxd_tool_calls_total{tool="Bash"}`:                 "4",
 		`sandboxd_tool_errors_total{tool="Bash"}`:                "1",
-		`sandboxd_tool_call_duration_seconds_count{tool="Bash"}`: "3",
+		`sandboxd_tool_call_duration_seconds_count{tool="Bash"}`: "4",
 		`sandboxd_path_refusals_total{tool="Bash"}`:              "0",
 		`sandboxd_tool_calls_total{tool="Glob"}`:                 "1",
 		`sandboxd_tool_errors_total{tool="Glob"}`:                "0",
 		`sandboxd_tool_call_duration_seconds_count{tool="Glob"}`: "1",
 		`sandboxd_tool_calls_total{tool="Write"}`:                "0",
 		"sandboxd_denylist_refusals_total":                       "1",
-		"sandboxd_scrub_redactions_total":                        "2", // Read's secret, Bash's token
-		"sandboxd_shells_active":                                 "1", // the background sleep
+		`sandboxd_tool_calls_total{tool="Grep"}`:                 "1",
+		`sandboxd_tool_errors_total{tool="BashOutput"}`:          "0",
+		// Read's secret; the token in Bash's, Grep's and BashOutput's output.
+		"sandboxd_scrub_redactions_total": "4",
+		"sandboxd_shells_active":          "1", // the background sleep; the cat has ended
 	}
 	for series, v := range want {
 		if got := sample(after, series); got != v {

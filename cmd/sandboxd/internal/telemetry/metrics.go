@@ -84,10 +84,6 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
-// Registry is where the metrics are registered, for tests that gather
-// them directly.
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
-
 // Tool makes tool's series exist at zero, so a scrape lists every tool
 // offered before it is first called.
 func (m *Metrics) Tool(tool string) {

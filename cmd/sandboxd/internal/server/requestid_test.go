@@ -2,9 +2,12 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -130,5 +133,47 @@ func TestJSONLogsCarryRequestIDs(t *testing.T) {
 		if !refused {
 			t.Errorf("%s: no log line of the refused Bash: %v", tr, mine)
 		}
+	}
+}
+
+// Over stdio there is no HTTP request: each tool call gets a fresh id.
+func TestStdioCallsGetRequestIDs(t *testing.T) {
+	var logs syncBuffer
+	log := slog.New(slog.NewJSONHandler(&logs, nil))
+	srv, err := New(Config{Workspaces: []Workspace{{Dir: t.TempDir()}}, Token: testToken, Logger: log,
+		Env: []string{"PATH=" + os.Getenv("PATH")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientIn, serverOut := io.Pipe()
+	serverIn, clientOut := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeStdio(ctx, serverIn, serverOut) }()
+	defer func() {
+		cancel()
+		clientOut.Close()
+		<-done
+	}()
+	client := mcp.NewClient(&mcp.Implementation{Name: "stdio-ids", Version: "0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	ok(t, cs, "Glob", map[string]any{"pattern": "*"})
+	ok(t, cs, "Glob", map[string]any{"pattern": "*"})
+	ids := map[string]bool{}
+	for _, r := range logs.records(t) {
+		if r["msg"] == "tool call" {
+			id, _ := r["request_id"].(string)
+			if len(id) != 16 {
+				t.Errorf("tool call over stdio logged with request id %q", id)
+			}
+			ids[id] = true
+		}
+	}
+	if len(ids) != 2 {
+		t.Errorf("two calls over stdio logged %d distinct request ids, want 2", len(ids))
 	}
 }

@@ -136,15 +136,27 @@ func TestToolCallSpans(t *testing.T) {
 	defer traced.Close()
 	ok(t, traced, "Read", map[string]any{"file_path": "a.txt"})
 
+	// Over SSE the call's context comes with the POST that carries it.
+	const sseTraceID, sseParentID = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	sseTraced, err := client.Connect(context.Background(), &mcp.SSEClientTransport{
+		Endpoint:   d.base + PathSSE,
+		HTTPClient: &http.Client{Transport: traceparentTransport{"00-" + sseTraceID + "-" + sseParentID + "-01"}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sseTraced.Close()
+	ok(t, sseTraced, "Grep", map[string]any{"pattern": "a"})
+
 	if err := tp.ForceFlush(context.Background()); err != nil {
 		t.Fatalf("ForceFlush: %v", err)
 	}
 	spans, services := recv.received()
-	if len(spans) != 3 {
+	if len(spans) != 4 {
 		for _, sp := range spans {
 			t.Logf("span %q", sp.Name)
 		}
-		t.Fatalf("received %d spans, want 3: one per tool call", len(spans))
+		t.Fatalf("received %d spans, want 4: one per tool call", len(spans))
 	}
 	byTool := map[string]*tracepb.Span{}
 	for i, sp := range spans {
@@ -187,6 +199,13 @@ func TestToolCallSpans(t *testing.T) {
 	}
 	if got := hex.EncodeToString(sp.ParentSpanId); got != parentID {
 		t.Errorf("Read's parent %s, want the caller's span %s", got, parentID)
+	}
+	sp = byTool["Grep"]
+	if sp == nil {
+		t.Fatal("no span for Grep")
+	}
+	if got, parent := hex.EncodeToString(sp.TraceId), hex.EncodeToString(sp.ParentSpanId); got != sseTraceID || parent != sseParentID {
+		t.Errorf("Grep over SSE: trace %s parent %s, want the caller's %s and %s", got, parent, sseTraceID, sseParentID)
 	}
 }
 

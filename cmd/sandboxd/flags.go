@@ -16,6 +16,8 @@ import (
 type options struct {
 	workspaces     list
 	addr           string
+	metricsAddr    string
+	otlpEndpoint   string
 	token          string
 	tokenFile      string
 	allowedOrigins list
@@ -55,6 +57,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.SetOutput(stderr)
 	fs.Var(&o.workspaces, "workspace", "workspace `DIR`, or NAME=DIR, repeatable (SANDBOXD_WORKSPACE, ':'-separated; default .)")
 	fs.StringVar(&o.addr, "addr", server.DefaultAddr, "listen `address`: HOST:PORT, or unix:PATH for a unix socket (mode 0600, removed on shutdown) (SANDBOXD_ADDR)")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on `address` (HOST:PORT or unix:PATH), apart from MCP and without a token; off when empty (SANDBOXD_METRICS_ADDR)")
+	fs.StringVar(&o.otlpEndpoint, "otlp-endpoint", "", "export a span per tool call over OTLP/HTTP to `URL` (e.g. http://127.0.0.1:4318; /v1/traces is added to a URL without a path); default OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT, off when none is set (SANDBOXD_OTLP_ENDPOINT)")
 	fs.StringVar(&o.token, "token", "", "bearer `token` clients must send (SANDBOXD_TOKEN); without it and --token-file one is generated")
 	fs.StringVar(&o.tokenFile, "token-file", "", "read the bearer token from `FILE` (SANDBOXD_TOKEN_FILE)")
 	fs.Var(&o.allowedOrigins, "allowed-origin", "an `origin` browsers may call from, e.g. http://localhost:3000, repeatable (SANDBOXD_ALLOWED_ORIGIN, comma-separated)")

@@ -16,10 +16,13 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
+	"go.opentelemetry.io/otel"
 	"golang.org/x/sys/unix"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/server"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/telemetry"
 )
 
 var (
@@ -32,6 +35,10 @@ var (
 // what 16 random bytes (128 bits) make in hex, e.g. openssl rand -hex 16,
 // and a generated token has 64.
 const minRemoteToken = 32
+
+// otlpHeaderEnv are the variables that give the OTLP exporter its
+// headers, treated as --secret-env.
+var otlpHeaderEnv = []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"}
 
 // version is set at build time: -ldflags "-X main.version=1.2.3".
 var version = "dev"
@@ -116,9 +123,39 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if err := checkExposure(o.addr, o.stdio, cfg.Token, generated); err != nil {
 		return badInput(err)
 	}
+	cfg.Metrics = telemetry.NewMetrics()
+	tp, err := telemetry.NewTracerProvider(ctx, o.otlpEndpoint, getenv, version)
+	if err != nil {
+		return badInput(err)
+	}
+	if tp != nil {
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("tracing", "err", err) }))
+		// Deferred first, so it runs last: after the server has ended
+		// every call's span, it sends what is left.
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tp.Shutdown(sctx); err != nil {
+				log.Warn("tracing: flushing spans at exit", "err", err)
+			}
+		}()
+		cfg.TracerProvider = tp
+		log.Info("exporting spans over OTLP/HTTP")
+	}
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err
+	}
+	metricsURL := ""
+	if o.metricsAddr != "" {
+		ms, err := serveMetrics(o.metricsAddr, cfg.Metrics, log)
+		if err != nil {
+			srv.Close()
+			return err
+		}
+		defer ms.stop()
+		metricsURL = ms.url()
+		log.Info("serving metrics", "url", metricsURL)
 	}
 	if o.stdio {
 		log.Info("serving MCP over stdio", "workspaces", describe(cfg.Workspaces))
@@ -133,7 +170,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		ctx = stdinLifeline(ctx, stdin, log)
 	}
 	h := srv.NewHTTP(loopback)
-	announce(stdout, listenURL(ln), cfg, generated)
+	announce(stdout, listenURL(ln), metricsURL, cfg, generated)
 	log.Info("serving MCP", "addr", ln.Addr().String(), "workspaces", describe(cfg.Workspaces), "readonly", cfg.ReadOnly)
 	served := make(chan error, 1)
 	go func() { served <- h.Serve(ln) }()
@@ -196,6 +233,13 @@ func (o options) config(getenv func(string) string) (server.Config, bool, error)
 	for _, name := range o.secretEnv {
 		secrets[name] = getenv(name)
 	}
+	// The OTLP exporter's headers often hold a collector's API key: the
+	// agent's shells do not get them, and results never show them.
+	for _, name := range otlpHeaderEnv {
+		if v := getenv(name); v != "" {
+			secrets[name] = v
+		}
+	}
 	origins := make([]string, 0, len(o.allowedOrigins))
 	for _, raw := range o.allowedOrigins {
 		origin, err := server.OriginOf(raw)
@@ -250,12 +294,15 @@ func describe(ws []server.Workspace) string {
 // client config to paste. A token the user gave is not echoed (it may
 // come from a secret store and stdout may be a log); the snippet then
 // reads it from SANDBOXD_TOKEN.
-func announce(w io.Writer, base string, cfg server.Config, generated bool) {
+func announce(w io.Writer, base, metricsURL string, cfg server.Config, generated bool) {
 	token := "${SANDBOXD_TOKEN}"
 	if generated {
 		token = cfg.Token
 	}
 	fmt.Fprintf(w, "sandboxd %s serving %s\n", version, describe(cfg.Workspaces))
+	if metricsURL != "" {
+		fmt.Fprintf(w, "  Metrics (Prometheus): %s\n", metricsURL)
+	}
 	if path := unixPath(base); path != "" {
 		// No URL a client could paste: whoever forwards the socket
 		// prints one for the port it forwards from.

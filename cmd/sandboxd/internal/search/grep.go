@@ -64,7 +64,7 @@ func (s *Searcher) grep(ctx context.Context, req GrepRequest) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	c := collector{max: s.maxOutput, head: req.HeadLimit, vet: s.vetter, scrub: s.scrub}
+	c := collector{max: s.maxOutput, head: req.HeadLimit, vet: s.vetter, scrub: s.scrub, onRedact: s.onRedact}
 	if !c.read(run.out, p) {
 		run.halt()
 	}
@@ -204,9 +204,10 @@ type collector struct {
 	cutBytes  bool
 	pendSep   bool // a "--" between context groups, held until a kept line follows it
 
-	vet   func(path string) *lineVetter // nil: nothing is vetted (tests of the reader alone)
-	scrub *scrub.Scrubber               // scrubs each line of content on its own; nil: not here
-	file  fileState
+	vet      func(path string) *lineVetter // nil: nothing is vetted (tests of the reader alone)
+	scrub    *scrub.Scrubber               // scrubs each line of content on its own; nil: not here
+	onRedact func(int)                     // told how many redactions scrubbed made; nil: nobody
+	file     fileState
 }
 
 // fileState is what the collector holds of the file whose lines rg is
@@ -448,8 +449,17 @@ func (c *collector) scrubbed(text []byte) []byte {
 	if c.scrub == nil {
 		return text
 	}
-	return c.scrub.Bytes(text)
+	out := c.scrub.Bytes(text)
+	if c.onRedact != nil {
+		if n := bytes.Count(out, redactionMark) - bytes.Count(text, redactionMark); n > 0 {
+			c.onRedact(n)
+		}
+	}
+	return out
 }
+
+// redactionMark starts every redaction shared/scrub writes.
+var redactionMark = []byte("[REDACTED:")
 
 // add appends one line unless a limit stops it.
 func (c *collector) add(line []byte) bool {

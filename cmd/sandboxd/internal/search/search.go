@@ -21,6 +21,9 @@ type Options struct {
 	// a line as matching when it holds something the scrubber redacts.
 	// Default: the well-known formats alone.
 	Scrubber *scrub.Scrubber
+	// OnRedact, when set, is told how many redactions the Scrubber made
+	// in the lines Grep shows (for sandboxd's metrics).
+	OnRedact func(n int)
 }
 
 const (
@@ -37,6 +40,7 @@ type Searcher struct {
 	maxOutput int
 	mtimes    *mtimeCache // what Glob has stat'ed, kept fresh by inotify
 	scrub     *scrub.Scrubber
+	onRedact  func(int)
 }
 
 // New finds ripgrep and fills in the defaults.
@@ -52,7 +56,7 @@ func New(ws *workspace.Workspace, opts Options) (*Searcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search: ripgrep (%s) not found; install the Debian package ripgrep (apt-get install ripgrep): %w", name, err)
 	}
-	s := &Searcher{ws: ws, rg: rg, globLimit: opts.GlobLimit, maxOutput: opts.MaxOutput, mtimes: newMtimeCache(), scrub: opts.Scrubber}
+	s := &Searcher{ws: ws, rg: rg, globLimit: opts.GlobLimit, maxOutput: opts.MaxOutput, mtimes: newMtimeCache(), scrub: opts.Scrubber, onRedact: opts.OnRedact}
 	if s.scrub == nil {
 		s.scrub = scrub.New(nil)
 	}

@@ -6,6 +6,10 @@ import (
 	"log/slog"
 	"syscall"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/telemetry"
 )
 
 // Defaults for the zero values of Config.
@@ -49,6 +53,13 @@ type Config struct {
 	ShutdownGrace time.Duration
 	Logger        *slog.Logger
 	Version       string
+	// Metrics, when set, are where tool calls, refusals, redactions and
+	// active shells are counted (serve them with Metrics.Handler); nil
+	// counts in metrics of the server's own that nothing serves.
+	Metrics *telemetry.Metrics
+	// TracerProvider, when set, makes a span of each tool call; nil
+	// makes none.
+	TracerProvider trace.TracerProvider
 	// RipgrepPath overrides where rg is found (default: on PATH).
 	RipgrepPath string
 }
@@ -62,6 +73,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Metrics == nil {
+		c.Metrics = telemetry.NewMetrics()
 	}
 	if c.Version == "" {
 		c.Version = "dev"

@@ -18,6 +18,9 @@ const (
 	PathMCP     = "/mcp"
 	PathSSE     = "/sse"
 	PathMessage = "/message"
+	// PathHealth answers 200 "ok" to any GET or HEAD, without a token,
+	// for liveness probes and providers waiting for sandboxd to come up.
+	PathHealth = "/healthz"
 )
 
 // sessionProtocols are the MCP revisions sandboxd speaks over Streamable
@@ -73,13 +76,35 @@ func (s *Server) NewHTTP(loopback bool) *HTTP {
 		MaxBody:        s.cfg.MaxBody,
 		Loopback:       loopback,
 	}
+	// The health check stands before the gate: a probe carries no token,
+	// and "ok" tells it nothing else.
+	gated := gate.Wrap(mux)
+	front := s.tel.HTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == PathHealth {
+			health(w, r)
+			return
+		}
+		gated.ServeHTTP(w, r)
+	}))
 	h.http = &http.Server{
-		Handler:           gate.Wrap(mux),
+		Handler:           front,
 		ReadHeaderTimeout: 10 * time.Second,
 		// No WriteTimeout: SSE streams and long Bash calls write late.
 		IdleTimeout: 5 * time.Minute,
 	}
 	return h
+}
+
+// health answers a liveness probe: the process is up and serving HTTP.
+func health(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = io.WriteString(w, "ok\n")
 }
 
 // Handler is the gated mux, for tests and embedding.

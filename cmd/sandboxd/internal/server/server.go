@@ -14,6 +14,7 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/files"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/search"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/shells"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/telemetry"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/verify"
 	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
 	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
@@ -30,6 +31,7 @@ type Server struct {
 	names  []string // sorted workspace names, for error messages
 	mcp    *mcpserver.MCPServer
 	calls  *calls
+	tel    *telemetry.Telemetry
 
 	mu      sync.Mutex
 	ledgers map[string]*files.Ledger // by MCP session
@@ -65,6 +67,7 @@ func New(cfg Config) (*Server, error) {
 		scrub:   scrub.New(secrets),
 		spaces:  map[string]*space{},
 		calls:   newCalls(),
+		tel:     telemetry.New(cfg.Metrics, cfg.TracerProvider, cfg.Logger),
 		ledgers: map[string]*files.Ledger{},
 	}
 	env := shellEnv(cfg.Env, secrets)
@@ -78,6 +81,7 @@ func New(cfg Config) (*Server, error) {
 		s.names = append(s.names, w.Name)
 	}
 	slices.Sort(s.names)
+	cfg.Metrics.ActiveShells(s.activeShells)
 	s.mcp = s.newMCP()
 	return s, nil
 }
@@ -90,7 +94,7 @@ func (s *Server) openSpace(w Workspace, env []string) (*space, error) {
 	if c := s.cfg.RunAs; c != nil {
 		ws.SetOwner(int(c.Uid), int(c.Gid))
 	}
-	searcher, err := search.New(ws, search.Options{RipgrepPath: s.cfg.RipgrepPath, Scrubber: s.scrub})
+	searcher, err := search.New(ws, search.Options{RipgrepPath: s.cfg.RipgrepPath, Scrubber: s.scrub, OnRedact: s.cfg.Metrics.Redacted})
 	if err != nil {
 		ws.Close()
 		return nil, fmt.Errorf("workspace %q: %w", w.Dir, err)
@@ -100,9 +104,20 @@ func (s *Server) openSpace(w Workspace, env []string) (*space, error) {
 		ws:     ws,
 		files:  files.New(ws, files.Options{AllowGitWrites: s.cfg.AllowGitWrites, Scrubber: s.scrub}),
 		search: searcher,
-		shells: shells.New(shells.Options{Dir: ws.Dir(), Env: env, Scrubber: s.scrub, Credential: s.cfg.RunAs}),
+		shells: shells.New(shells.Options{Dir: ws.Dir(), Env: env, Scrubber: s.scrub, OnRedact: s.cfg.Metrics.Redacted, Credential: s.cfg.RunAs}),
 		verify: verify.New(ws, verify.Options{Env: env, Credential: s.cfg.RunAs}),
 	}, nil
+}
+
+// activeShells counts the commands running in every workspace.
+func (s *Server) activeShells() int {
+	n := 0
+	for _, sp := range s.spaces {
+		if sp.shells != nil {
+			n += sp.shells.Active()
+		}
+	}
+	return n
 }
 
 // shellEnv is env without the registered secrets, so a shell cannot print

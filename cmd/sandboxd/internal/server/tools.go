@@ -2,14 +2,19 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/guard"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/search"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/shells"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/telemetry"
+	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
 )
 
 // toolFunc is a tool's body; what it returns is scrubbed by the caller.
@@ -31,24 +36,56 @@ func (s *Server) inSpace(fn spaceFunc) toolFunc {
 }
 
 // handler turns a toolFunc into an mcp-go handler: it tracks the call for
-// shutdown and scrubs the result or the error. A tool's failure is a tool
-// result with isError set, never a JSON-RPC error, so the agent sees the
-// message.
+// shutdown, scrubs the result or the error, and reports the call to
+// telemetry (metrics, its span, its log line). A tool's failure is a
+// tool result with isError set, never a JSON-RPC error, so the agent sees
+// the message.
 func (s *Server) handler(name string, fn toolFunc) mcpserver.ToolHandlerFunc {
+	s.tel.Metrics().Tool(name)
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, tc := s.tel.Start(ctx, name, sessionID(ctx))
 		ctx, end, err := s.calls.begin(ctx)
 		if err != nil {
+			tc.End(true, "")
 			return mcp.NewToolResultError(err.Error()), nil
 		}
 		defer end()
-		start := time.Now()
 		out, err := fn(ctx, req)
-		s.log.Debug("tool call", "tool", name, "session", sessionID(ctx), "elapsed", time.Since(start), "error", err != nil)
 		if err != nil {
-			return mcp.NewToolResultError(s.scrub.String(err.Error())), nil
+			tc.End(true, refusal(err))
+			return mcp.NewToolResultError(s.scrubbed(err.Error())), nil
 		}
-		return mcp.NewToolResultText(s.scrub.String(out)), nil
+		text := s.scrubbed(out)
+		tc.End(false, "")
+		return mcp.NewToolResultText(text), nil
 	}
+}
+
+// scrubbed is text scrubbed, its redactions counted: the marks scrubbing
+// added (the tools that scrub as they go count their own).
+func (s *Server) scrubbed(text string) string {
+	out := s.scrub.String(text)
+	if out != text {
+		s.cfg.Metrics.Redacted(strings.Count(out, redactionMark) - strings.Count(text, redactionMark))
+	}
+	return out
+}
+
+// redactionMark starts every redaction shared/scrub writes.
+const redactionMark = "[REDACTED:"
+
+// refusal names the guard that refused a call, if one did: the denylist
+// (a *guard.Refusal from Bash) or the workspace's containment (a
+// *workspace.OutsideError from any tool that takes a path).
+func refusal(err error) string {
+	var denied *guard.Refusal
+	switch {
+	case errors.As(err, &denied):
+		return telemetry.RefusedDenylist
+	case workspace.IsOutside(err):
+		return telemetry.RefusedPath
+	}
+	return ""
 }
 
 // registerTools adds the tools; read-only servers get only those that

@@ -70,8 +70,8 @@ func (m *Manager) startBackground(c Command) (string, error) {
 			len(running), orNone(strings.Join(mine, ", ")))
 	}
 	sh := &bgShell{id: m.newID(), owner: c.Owner, description: c.Description, done: make(chan struct{})}
-	sh.stdout = &pending{mu: &sh.mu, rel: newReleaser(m.opts.Scrubber), limit: m.opts.MaxBuffered}
-	sh.stderr = &pending{mu: &sh.mu, rel: newReleaser(m.opts.Scrubber), limit: m.opts.MaxBuffered}
+	sh.stdout = &pending{mu: &sh.mu, rel: m.newReleaser(), limit: m.opts.MaxBuffered}
+	sh.stderr = &pending{mu: &sh.mu, rel: m.newReleaser(), limit: m.opts.MaxBuffered}
 	// Not the call's context: the shell outlives the call that started it.
 	p, err := m.start(context.Background(), c.Command, -1, sh.stdout, sh.stderr)
 	if err != nil {

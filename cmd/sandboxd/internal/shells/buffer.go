@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"strings"
 	"sync"
-
-	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
 )
 
 // maxHold bounds a partial line held back waiting for its end, as
@@ -20,11 +18,52 @@ type releaser interface {
 	Flush() string
 }
 
-func newReleaser(s *scrub.Scrubber) releaser {
-	if s == nil {
+// newReleaser is a background stream's releaser: scrubbing, and
+// counting what it redacts, when the Manager has a Scrubber.
+func (m *Manager) newReleaser() releaser {
+	if m.opts.Scrubber == nil {
 		return &lineHold{}
 	}
-	return s.NewStream()
+	return m.scrubStream()
+}
+
+// scrubStream is a scrub.Stream that reports its redactions to
+// Options.OnRedact.
+func (m *Manager) scrubStream() releaser {
+	st := m.opts.Scrubber.NewStream()
+	if m.opts.OnRedact == nil {
+		return st
+	}
+	return &counted{rel: st, report: m.opts.OnRedact}
+}
+
+// redactionMark starts every redaction shared/scrub writes.
+const redactionMark = "[REDACTED:"
+
+// counted reports the redactions rel makes: the marks in what it
+// releases beyond those in what it was given. (A mark written in two
+// pieces is not seen going in, so it counts as a redaction.)
+type counted struct {
+	rel      releaser
+	report   func(int)
+	in, out  int
+	reported int
+}
+
+func (c *counted) Write(p string) string {
+	c.in += strings.Count(p, redactionMark)
+	return c.note(c.rel.Write(p))
+}
+
+func (c *counted) Flush() string { return c.note(c.rel.Flush()) }
+
+func (c *counted) note(released string) string {
+	c.out += strings.Count(released, redactionMark)
+	if n := c.out - c.in - c.reported; n > 0 {
+		c.reported += n
+		c.report(n)
+	}
+	return released
 }
 
 // lineHold releases complete lines, so background output reads and
@@ -61,7 +100,7 @@ type capture struct {
 func (m *Manager) newCapture() *capture {
 	c := &capture{ht: newHeadTail(m.opts.MaxOutput)}
 	if m.opts.Scrubber != nil {
-		c.rel = m.opts.Scrubber.NewStream()
+		c.rel = m.scrubStream()
 	}
 	return c
 }

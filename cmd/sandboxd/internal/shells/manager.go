@@ -41,6 +41,9 @@ type Options struct {
 	Env []string
 	// Scrubber scrubs all output as it arrives; nil means none.
 	Scrubber *scrub.Scrubber
+	// OnRedact, when set, is told how many redactions the Scrubber made
+	// in output as it is released (for sandboxd's metrics).
+	OnRedact func(n int)
 	// DefaultTimeout applies to a foreground command without one.
 	DefaultTimeout time.Duration
 	// MaxTimeout is the longest timeout a command may ask for.
@@ -110,6 +113,20 @@ func New(opts Options) *Manager {
 		tombs:  map[string]tomb{},
 		fg:     map[*shell.Process]struct{}{},
 	}
+}
+
+// Active is how many commands are running now: foreground ones and
+// background shells that have not ended.
+func (m *Manager) Active() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := len(m.fg)
+	for _, sh := range m.shells {
+		if !sh.finished() {
+			n++
+		}
+	}
+	return n
 }
 
 // Command is one Bash tool call.

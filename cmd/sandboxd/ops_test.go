@@ -1,0 +1,139 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// The binary serves /healthz without a token beside MCP, and with
+// --metrics-addr the metrics on a listener of their own, announced.
+func TestHealthzAndMetricsListener(t *testing.T) {
+	s := startHTTP(t, "--workspace", t.TempDir(), "--metrics-addr", "127.0.0.1:0")
+	base := strings.TrimSuffix(s.url, "/mcp")
+	if code, body := get(t, base+"/healthz"); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	var metricsURL string
+	for _, line := range s.out {
+		if _, u, ok := strings.Cut(line, "Metrics (Prometheus): "); ok {
+			metricsURL = u
+		}
+	}
+	if !strings.HasPrefix(metricsURL, "http://127.0.0.1:") || metricsURL == base+"/metrics" {
+		t.Fatalf("metrics URL %q: want its own loopback port (MCP is at %s)", metricsURL, base)
+	}
+	// The MCP listener does not serve the metrics.
+	if code, _ := get(t, base+"/metrics"); code != http.StatusUnauthorized {
+		t.Errorf("/metrics on the MCP listener without a token: %d, want 401", code)
+	}
+	cs := s.connect(t)
+	callTool(t, cs, "Bash", map[string]any{"command": "echo hi"})
+	code, body := get(t, metricsURL)
+	if code != http.StatusOK || !strings.Contains(body, "\nsandboxd_tool_calls_total{tool=\"Bash\"} 1\n") {
+		t.Errorf("scrape: %d, want Bash's call counted in:\n%s", code, body)
+	}
+	if !strings.Contains(body, "\ngo_goroutines ") || !strings.Contains(body, "\nprocess_resident_memory_bytes ") {
+		t.Errorf("scrape lacks the Go and process collectors")
+	}
+}
+
+// Without --metrics-addr nothing else listens and nothing is announced.
+func TestMetricsOffByDefault(t *testing.T) {
+	s := startHTTP(t, "--workspace", t.TempDir())
+	for _, line := range s.out {
+		if strings.Contains(line, "Metrics (Prometheus)") {
+			t.Errorf("announced %q without --metrics-addr", line)
+		}
+	}
+}
+
+// spanSink is a minimal OTLP/HTTP receiver: it counts the spans of each
+// export by name and keeps the headers the exporter sent.
+type spanSink struct {
+	mu      sync.Mutex
+	names   []string
+	headers http.Header
+}
+
+func (s *spanSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	var export coltracepb.ExportTraceServiceRequest
+	if r.URL.Path != "/v1/traces" || proto.Unmarshal(b, &export) != nil {
+		http.Error(w, "not an OTLP traces export", http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	s.headers = r.Header.Clone()
+	for _, rs := range export.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			for _, sp := range ss.Spans {
+				s.names = append(s.names, sp.Name)
+			}
+		}
+	}
+	s.mu.Unlock()
+	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	w.Write(out)
+}
+
+// With the standard OTEL_EXPORTER_OTLP_ENDPOINT the binary exports a span
+// per tool call, all of them sent by the time it has exited; the
+// exporter's headers reach the collector but not the agent's shell.
+func TestTracingFromEnvironment(t *testing.T) {
+	sink := &spanSink{}
+	recv := httptest.NewServer(sink)
+	defer recv.Close()
+	s := startHTTPEnv(t, []string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT=" + recv.URL,
+		"OTEL_EXPORTER_OTLP_HEADERS=x-api-key=collector-key-0123456789",
+	}, "--workspace", t.TempDir())
+	cs := s.connect(t)
+	if out := callTool(t, cs, "Bash", map[string]any{"command": "echo \"[$OTEL_EXPORTER_OTLP_HEADERS]\""}); out != "[]\n" {
+		t.Errorf("the shell sees the exporter's headers: %q", out)
+	}
+	callTool(t, cs, "Glob", map[string]any{"pattern": "*"})
+	cs.Close()
+	stopGracefully(t, s.cmd)
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	slices.Sort(sink.names)
+	if want := []string{"tools/call Bash", "tools/call Glob"}; !slices.Equal(sink.names, want) {
+		t.Errorf("spans received by exit: %q, want %q", sink.names, want)
+	}
+	if got := sink.headers.Get("X-Api-Key"); got != "collector-key-0123456789" {
+		t.Errorf("the exporter sent x-api-key %q", got)
+	}
+}
+
+func TestOTLPEndpointFlagIsChecked(t *testing.T) {
+	var stderr strings.Builder
+	cmd := exec.Command(binary(t), "--workspace", t.TempDir(), "--otlp-endpoint", "127.0.0.1:4318")
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var xe *exec.ExitError
+	if !errors.As(err, &xe) || xe.ExitCode() != 2 || !strings.Contains(stderr.String(), "--otlp-endpoint") {
+		t.Errorf("a bad --otlp-endpoint: %v, %q; want exit 2 naming the flag", err, stderr.String())
+	}
+}

@@ -1,6 +1,7 @@
 package promptkit
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,11 +12,18 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/shared/direct"
 )
 
-// Modes lists the modes Register registers, sorted: every mode the
-// discovered plugins serve, and direct when ReplaceDirect is set. Asking
-// starts each plugin the describe cache does not know yet.
+// Modes lists the modes Register registers, sorted: every sandbox mode
+// the discovered plugins serve, and direct when ReplaceDirect is set.
+// Provider modes (docker_codegen) hand out MCP endpoints, not hook
+// sandboxes, and are left out. Asking starts each plugin the describe
+// cache does not know yet.
 func (a *Adapter) Modes() []string {
-	modes := a.host.Modes()
+	var modes []string
+	for _, m := range a.host.Modes() {
+		if !a.host.Provides(context.Background(), m, "", "") {
+			modes = append(modes, m)
+		}
+	}
 	if a.opts.ReplaceDirect && !slices.Contains(modes, direct.ModeName) {
 		modes = append(modes, direct.ModeName)
 		slices.Sort(modes)

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/flock"
 )
 
 // Binaries are the paths of the built components.
@@ -89,7 +91,7 @@ func EnsureBinaries(ctx context.Context, log func(format string, args ...any)) (
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return Binaries{}, fmt.Errorf("making the binary cache: %w", err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(root, key+".lock"))
+	unlock, err := flock.Lock(ctx, filepath.Join(root, key+".lock"))
 	if err != nil {
 		return Binaries{}, fmt.Errorf("locking the binary cache: %w", err)
 	}

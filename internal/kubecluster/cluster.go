@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/flock"
+
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -144,7 +146,7 @@ func claim(ctx context.Context, l layout, detach bool, log logf) (unlock func(),
 	if err := os.MkdirAll(string(l), 0o755); err != nil {
 		return nil, err
 	}
-	unlock, err = lockFile(ctx, string(l)+".lock")
+	unlock, err = flock.Lock(ctx, string(l)+".lock")
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +251,7 @@ func StopDir(ctx context.Context, dir string, log func(format string, args ...an
 		log = func(string, ...any) {}
 	}
 	l := layout(dir)
-	unlock, err := lockFile(ctx, dir+".lock")
+	unlock, err := flock.Lock(ctx, dir+".lock")
 	if err != nil {
 		return err
 	}

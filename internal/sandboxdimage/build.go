@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/altairalabs/promptkit-sandbox/internal/flock"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
 )
@@ -59,7 +59,7 @@ func Ensure(ctx context.Context, o Options) (Result, error) {
 	if err := o.fill(ctx); err != nil {
 		return Result{}, err
 	}
-	unlock, err := lock(filepath.Join(o.CacheDir, "lock"))
+	unlock, err := flock.Lock(ctx, filepath.Join(o.CacheDir, "lock"))
 	if err != nil {
 		return Result{}, err
 	}
@@ -184,19 +184,6 @@ func fileHash(path string) ([]byte, error) {
 		return nil, fmt.Errorf("hashing %s: %w", path, err)
 	}
 	return h.Sum(nil), nil
-}
-
-// lock takes an exclusive lock on path, waiting for another process's.
-func lock(path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("locking the image build: %w", err)
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking the image build: %w", err)
-	}
-	return func() { f.Close() }, nil // closing releases the lock
 }
 
 // buildImage assembles the build context and builds res.Ref FROM baseRef.

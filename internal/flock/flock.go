@@ -1,4 +1,7 @@
-package kubecluster
+// Package flock takes an exclusive lock on a file across processes: the
+// Kubernetes harness's cluster and build cache, and the sandboxd image's
+// build, are each one per machine while several test binaries run.
+package flock
 
 import (
 	"context"
@@ -10,11 +13,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockFile takes an exclusive flock on path, waiting while another process
+// Lock takes an exclusive flock on path, waiting while another process
 // (or another caller in this one: each call opens its own descriptor)
 // holds it, until ctx ends. The kernel drops the lock when its holder
 // dies, so a crashed test binary never leaves it held.
-func lockFile(ctx context.Context, path string) (unlock func(), err error) {
+func Lock(ctx context.Context, path string) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package kubecluster
+package flock
 
 import (
 	"context"
@@ -11,19 +11,19 @@ import (
 // up when its context ends.
 func TestLockFileSerializes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.lock")
-	unlock, err := lockFile(context.Background(), path)
+	unlock, err := Lock(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	if _, err := lockFile(ctx, path); err == nil {
-		t.Fatal("a second lockFile got the lock while the first held it")
+	if _, err := Lock(ctx, path); err == nil {
+		t.Fatal("a second Lock got the lock while the first held it")
 	}
 
 	got := make(chan error, 1)
 	go func() {
-		unlock2, err := lockFile(context.Background(), path)
+		unlock2, err := Lock(context.Background(), path)
 		if err == nil {
 			unlock2()
 		}

@@ -76,17 +76,7 @@ func startService(tb testing.TB, impl sandboxpb.SandboxServer) *harness {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	// Not t.TempDir: its long names can exceed a socket path's 108 bytes.
-	dir, err := os.MkdirTemp("", "pk-plugin-")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "s")
-	lis, err := net.Listen("unix", sock)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	lis, sock := unixListener(tb)
 	gs := grpc.NewServer(grpc.Creds(credentials.NewTLS(serverTLS)))
 	sandboxpb.RegisterSandboxServer(gs, impl)
 	served := make(chan struct{})
@@ -232,4 +222,22 @@ func fakeFactory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
 		panic("factory exploded")
 	}
 	return f, nil
+}
+
+// unixListener listens on a unix socket in a directory of its own,
+// removed when the test ends. Not t.TempDir: its long names can exceed a
+// socket path's 108 bytes.
+func unixListener(tb testing.TB) (net.Listener, string) {
+	tb.Helper()
+	dir, err := os.MkdirTemp("", "pk-plugin-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "s")
+	lis, err := net.Listen("unix", sock)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return lis, sock
 }

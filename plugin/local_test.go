@@ -3,9 +3,6 @@ package plugin
 import (
 	"context"
 	"errors"
-	"net"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,16 +18,7 @@ import (
 // exit, a cancelled call, and that Stop closes what was opened and ends a
 // call in flight.
 func TestServerOverAListener(t *testing.T) {
-	dir, err := os.MkdirTemp("", "pk-local-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "s.sock")
-	lis, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lis, sock := unixListener(t)
 	srv, err := NewServer(ServeOpts{Name: "local", Version: "0.0.0-dev", Modes: map[string]sandbox.Factory{"direct": direct.Factory}})
 	if err != nil {
 		t.Fatal(err)

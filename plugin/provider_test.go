@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -82,16 +79,7 @@ func (f *fakeProvider) Close() error {
 // Client of it; stop stops the server.
 func localClient(t *testing.T, opts ServeOpts) (client *Client, stop func()) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "pk-prov-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "s.sock")
-	lis, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lis, sock := unixListener(t)
 	srv, err := NewServer(opts)
 	if err != nil {
 		t.Fatal(err)

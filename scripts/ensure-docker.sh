@@ -74,8 +74,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 	fi
 	say "installing: ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq || die "apt-get update failed"
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" || die "apt-get install ${missing[*]} failed"
+	apt-get -o DPkg::Lock::Timeout=600 update -qq || die "apt-get update failed"
+	apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" || die "apt-get install ${missing[*]} failed"
 	command -v docker >/dev/null 2>&1 || die "docker.io is installed but there is still no docker on PATH"
 	busybox_static || die "busybox-static is installed but $BUSYBOX is not a static binary"
 fi

@@ -72,6 +72,9 @@ func canInstall() bool {
 	return os.Geteuid() == 0 && err == nil
 }
 
+// aptLockWait makes apt-get wait this long for dpkg's lock.
+const aptLockWait = "DPkg::Lock::Timeout=600"
+
 // InstallDeps installs the Debian packages the cluster needs that are
 // missing, with apt-get, as the Makefile's install_debs does. It does
 // nothing when everything is there.
@@ -91,7 +94,9 @@ func InstallDeps(ctx context.Context, log func(format string, args ...any)) erro
 		{"update", "-qq"},
 		append([]string{"install", "-y", "-qq", "--no-install-recommends"}, missing...),
 	} {
-		cmd := exec.CommandContext(ctx, "apt-get", args...)
+		// Another apt-get (a test binary's, a person's) may hold dpkg's
+		// lock: wait for it rather than fail the run.
+		cmd := exec.CommandContext(ctx, "apt-get", append([]string{"-o", aptLockWait}, args...)...)
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("apt-get %s: %w\n%s", args[0], err, out)

@@ -7,33 +7,42 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-logr/logr"
-	"k8s.io/klog/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
-	"github.com/altairalabs/promptkit-sandbox/internal/kubetest"
+	"github.com/altairalabs/promptkit-sandbox/internal/kubecluster"
 	"github.com/altairalabs/promptkit-sandbox/internal/plugintest"
 )
 
 // TestHookRunThroughDiscoveredPlugin is what a user does: build the host
 // CLI and this plugin, drop the plugin in a directory, and run a filter
 // hook through `promptkit-sandbox hook run` with kubectl_exec sandboxes
-// (both transports) naming the pod as ${POD_NAME}, against a loopback API
-// server whose pod is a real container.
+// (both transports) naming the pod as ${POD_NAME}, against a pod of the
+// real cluster (kubecluster) whose hooks container has the hooks image.
 func TestHookRunThroughDiscoveredPlugin(t *testing.T) {
-	klog.SetLogger(logr.Discard())
-	dockertest.Require(t)
-	image := dockertest.Image(t, dockertest.Hooks)
-	sidecar := strings.TrimSpace(dockertest.Docker(t, "run", "-d", "--init", "--network", "none",
-		"--label", dockertest.UniqueLabel(t), image, "sleep", "600"))
-	srv := kubetest.Start(t)
-	srv.AddPod("promptkit", "agent-7d9f-x2", map[string]string{"app": "promptkit-agent"},
-		map[string]string{"agent": sidecar, "hooks": sidecar})
+	k := kubecluster.Shared(t)
+	ns := k.Namespace(t)
+	image := k.Image(t, dockertest.Hooks)
+	grace := int64(1)
+	ctr := func(name string) corev1.Container {
+		return corev1.Container{Name: name, Image: image, ImagePullPolicy: corev1.PullNever, Command: []string{"sleep", "600"}}
+	}
+	k.RunPod(t, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "agent-7d9f-x2", Namespace: ns, Labels: map[string]string{"app": "promptkit-agent"}},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: &grace,
+			Containers:                    []corev1.Container{ctr("agent"), ctr("hooks")},
+		},
+	})
 
 	dir := t.TempDir()
 	cli, pluginDir := buildCLIAndPlugin(t, dir, "0.4.0")
-	kc := srv.Kubeconfig(t, dir, "promptkit")
-	if err := os.Rename(kc, filepath.Join(dir, "kubeconfig")); err != nil {
+	kc, err := os.ReadFile(k.KubeconfigIn(t, ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kubeconfig"), kc, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "runtime.yaml")

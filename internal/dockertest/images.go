@@ -25,6 +25,11 @@ const (
 	// with the libraries it loads: enough for sandboxd to start and serve
 	// its tools, a stand-in for the real image (make sandboxd-image).
 	Sandboxd = "sandboxd"
+	// Agent is Hooks plus a static promptkit-sandbox (AgentCLI) and the
+	// kubectl plugin in AgentPluginDir, built from this module: an agent
+	// container that runs hooks through kubectl_exec, for the deploy
+	// manifests applied to a real cluster.
+	Agent = "agent"
 )
 
 // repository prefixes every test image's reference, and testLabel marks

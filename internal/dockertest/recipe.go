@@ -62,6 +62,7 @@ var recipes = map[string]recipe{
 	Hooks:   {name: Hooks, dockerfile: baseDockerfile + "COPY hooks/ /hooks/\n", withHooks: true},
 	Sandboxd: {name: Sandboxd, dockerfile: baseDockerfile + "COPY root/ /\nENTRYPOINT [\"/usr/local/bin/sandboxd\"]\n",
 		files: sandboxdFiles},
+	Agent: {name: Agent, dockerfile: baseDockerfile + "COPY hooks/ /hooks/\nCOPY root/ /\n", withHooks: true, files: agentFiles},
 }
 
 // fullDockerfile labels the image last, so the layers above are shared

@@ -79,9 +79,19 @@ func Shared(t testing.TB) *Cluster {
 	return shared.cluster
 }
 
+// Runner runs a test binary's tests: a *testing.M, or a RunFunc that
+// wraps another TestMain helper around it.
+type Runner interface{ Run() int }
+
+// RunFunc is a Runner made of a function.
+type RunFunc func() int
+
+// Run calls f.
+func (f RunFunc) Run() int { return f() }
+
 // Main runs the tests and then stops the shared cluster, if one started;
 // a failure to stop it fails the run.
-func Main(m *testing.M) int {
+func Main(m Runner) int {
 	shared.mu.Lock()
 	shared.inMain = true
 	shared.mu.Unlock()

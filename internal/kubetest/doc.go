@@ -11,6 +11,13 @@
 // pod's container with docker exec, and its exit code comes back on the
 // error channel as the kubelet sends it.
 //
+// The real cluster (internal/kubecluster) runs kubectl_exec's behaviour
+// tests; this fake remains for the faults a real cluster cannot be made
+// to produce: an API server that refuses WebSocket upgrades
+// (RefuseWebSockets), as those before 1.30 and some proxies do, and the
+// PromptKit adapter's tests, which need a pod in a second or two and no
+// root.
+//
 // Start skips the test under go test -short (make unit), which runs
 // without Docker.
 package kubetest

@@ -51,6 +51,14 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 			"container %s is not valid for pod %s", q.Get("container"), name), nil)
 		return
 	case wsstream.IsWebSocketRequest(r):
+		s.mu.Lock()
+		refuse := s.refuseWS
+		s.mu.Unlock()
+		if refuse {
+			s.served("websocket/refused")
+			writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "WebSocket upgrades are not served here", nil)
+			return
+		}
 		s.execWebSocket(w, r, containerID)
 		return
 	}
@@ -142,8 +150,19 @@ func (s *Server) served(protocol string) {
 	s.execProtocols[protocol]++
 }
 
+// RefuseWebSockets makes the server answer WebSocket exec upgrades with
+// 400 Bad Request, as an API server older than 1.30 or a proxy that
+// blocks WebSockets does: a fault the real cluster (1.37, no proxy) does
+// not produce, for the native transport's fallback to SPDY.
+func (s *Server) RefuseWebSockets() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuseWS = true
+}
+
 // ExecProtocols counts the exec sessions served, by transport and
-// subprotocol ("websocket/v5.channel.k8s.io", "spdy/v4.channel.k8s.io").
+// subprotocol ("websocket/v5.channel.k8s.io", "spdy/v4.channel.k8s.io"),
+// and the WebSocket upgrades refused ("websocket/refused").
 func (s *Server) ExecProtocols() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

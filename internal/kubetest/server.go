@@ -38,6 +38,7 @@ type Server struct {
 	allowed map[string]map[string]bool // token -> "verb resource" allowed; nil map = all
 
 	execProtocols map[string]int
+	refuseWS      bool // answer WebSocket exec upgrades with 400, as a proxy that blocks them does
 }
 
 // shortSkip is why Start skips under go test -short.

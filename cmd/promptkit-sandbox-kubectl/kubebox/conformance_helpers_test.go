@@ -8,18 +8,19 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/altairalabs/promptkit-sandbox/cmd/promptkit-sandbox-kubectl/kubebox"
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
-	"github.com/altairalabs/promptkit-sandbox/internal/kubetest"
+	"github.com/altairalabs/promptkit-sandbox/internal/kubecluster"
 	"github.com/altairalabs/promptkit-sandbox/internal/plugintest"
 	"github.com/altairalabs/promptkit-sandbox/internal/sandboxtest"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
-// The loopback cluster's namespace, and the pod and container the calls
-// run in.
+// The pod and container the calls run in.
 const (
-	conformanceNS        = "promptkit"
 	conformancePod       = "hooks-0"
 	conformanceContainer = "hooks"
 )
@@ -50,11 +51,11 @@ func conformancePlugin(t *testing.T) conformanceOpener {
 	}
 }
 
-// conformanceCell is a kubectl_exec cell: its own loopback API server,
-// whose one pod's container is a busybox container on the local engine
-// (with an init, as a pod's containers have a reaper in their runtime),
-// started when the cell first opens a sandbox.
-func conformanceCell(name, image string, open conformanceOpener, cfg map[string]any) sandboxtest.Cell {
+// conformanceCell is a kubectl_exec cell: a namespace of its own in the
+// real cluster, with one pod of the busybox image (its containers sharing
+// the pod's process namespace, so that the pause process reaps orphans as
+// a container's init would), made when the cell first opens a sandbox.
+func conformanceCell(name string, open conformanceOpener, cfg map[string]any) sandboxtest.Cell {
 	var once sync.Once
 	var kubeconfig string
 	return sandboxtest.Cell{
@@ -64,15 +65,24 @@ func conformanceCell(name, image string, open conformanceOpener, cfg map[string]
 				conformanceNeedKubectl(t)
 			}
 			once.Do(func() {
-				srv := kubetest.Start(t)
-				container := dockertest.Docker(t, "run", "-d", "--init", "--network", "none",
-					"--label", dockertest.UniqueLabel(t), image, "sleep", "3600")
-				srv.AddPod(conformanceNS, conformancePod, map[string]string{"app": "hooks"},
-					map[string]string{conformanceContainer: container})
-				kubeconfig = srv.Kubeconfig(t, t.TempDir(), conformanceNS)
+				k := kubecluster.Shared(t)
+				ns := k.Namespace(t)
+				grace, share := int64(1), true
+				k.RunPod(t, &corev1.Pod{
+					ObjectMeta: metav1.ObjectMeta{Name: conformancePod, Namespace: ns, Labels: map[string]string{"app": "hooks"}},
+					Spec: corev1.PodSpec{
+						TerminationGracePeriodSeconds: &grace,
+						ShareProcessNamespace:         &share,
+						Containers: []corev1.Container{{
+							Name: conformanceContainer, Image: k.Image(t, dockertest.Busybox), ImagePullPolicy: corev1.PullNever,
+							Command: []string{"sleep", "3600"},
+						}},
+					},
+				})
+				kubeconfig = k.KubeconfigIn(t, ns)
 			})
 			if kubeconfig == "" {
-				t.Fatal("the cell's cluster did not start")
+				t.Fatal("the cell's pod did not start")
 			}
 			full := map[string]any{"kubeconfig": kubeconfig, "pod": conformancePod, "container": conformanceContainer}
 			maps.Copy(full, cfg)

@@ -4,23 +4,22 @@ import (
 	"testing"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/promptkit-sandbox-kubectl/kubebox"
-	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/internal/kubecluster"
 	"github.com/altairalabs/promptkit-sandbox/internal/sandboxtest"
 )
 
 // TestConformance runs the contract's suite against kubectl_exec (the
 // native transport with and without the resident, and the kubectl CLI),
-// against the loopback cluster, each through the Factory and through the
-// plugin binary started by the plugin host.
+// in pods of the real cluster (kubecluster), each through the Factory and
+// through the plugin binary started by the plugin host.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	dockertest.Require(t)
-	image := dockertest.Image(t, dockertest.Busybox)
+	kubecluster.Require(t)
 	cells := func(open conformanceOpener) []sandboxtest.Cell {
 		return []sandboxtest.Cell{
-			conformanceCell("kubectl_exec-native-resident", image, open, map[string]any{"transport": kubebox.TransportNative, "resident": true}),
-			conformanceCell("kubectl_exec-native-noresident", image, open, map[string]any{"transport": kubebox.TransportNative, "resident": false}),
-			conformanceCell("kubectl_exec-cli", image, open, map[string]any{"transport": kubebox.TransportCLI}),
+			conformanceCell("kubectl_exec-native-resident", open, map[string]any{"transport": kubebox.TransportNative, "resident": true}),
+			conformanceCell("kubectl_exec-native-noresident", open, map[string]any{"transport": kubebox.TransportNative, "resident": false}),
+			conformanceCell("kubectl_exec-cli", open, map[string]any{"transport": kubebox.TransportCLI}),
 		}
 	}
 	t.Run("in-process", func(t *testing.T) {

@@ -8,27 +8,22 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
-	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
 func TestOpenErrors(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t)
-	c.srv.AddPod(testNS, "pending-0", nil, map[string]string{"hooks": c.hooks})
-	c.srv.SetPhase(testNS, "pending-0", corev1.PodPending)
+	c.pendingPod(t, "pending-0", nil)
 
 	// A pod whose container has no /bin/sh.
-	nosh := startContainer(t, "")
-	dockertest.Docker(t, "exec", nosh, "rm", "/bin/sh")
-	c.srv.AddPod(testNS, "nosh-0", nil, map[string]string{"hooks": nosh})
+	c.runPod(t, "nosh-0", nil)
+	c.exec(t, "nosh-0", "rm", "/bin/sh")
 
-	dir := t.TempDir()
-	getOnly := c.srv.RestrictedKubeconfig(t, dir, testNS, "get pods")
-	nothing := c.srv.RestrictedKubeconfig(t, dir, testNS)
+	getOnly := c.restricted(t, "get-only", "get pods")
+	nothing := c.restricted(t, "nothing")
 	dead := deadKubeconfig(t, c.kubeconfig)
+	ns := c.ns
 
 	eachTransport(t, func(t *testing.T, tr string) {
 		for _, tc := range []struct {
@@ -37,15 +32,15 @@ func TestOpenErrors(t *testing.T) {
 			kind sandbox.Kind
 			says []string
 		}{
-			{"pod missing", map[string]any{"pod": "nope-0"}, sandbox.KindStart, []string{"pod nope-0 not found in namespace promptkit"}},
+			{"pod missing", map[string]any{"pod": "nope-0"}, sandbox.KindStart, []string{"pod nope-0 not found in namespace " + ns}},
 			{"namespace", map[string]any{"namespace": "other"}, sandbox.KindStart, []string{"pod hooks-0 not found in namespace other"}},
-			{"not running", map[string]any{"pod": "pending-0"}, sandbox.KindStart, []string{"pod pending-0 in namespace promptkit is not running (phase Pending)"}},
-			{"container", map[string]any{"container": "nope"}, sandbox.KindStart, []string{`pod hooks-0 in namespace promptkit has no container "nope" (its containers: hooks, zz-agent)`}},
-			{"no shell", map[string]any{"pod": "nosh-0"}, sandbox.KindStart, []string{"pod nosh-0 (namespace promptkit, container hooks)", "/bin/sh"}},
-			{"unreachable", map[string]any{"kubeconfig": dead}, sandbox.KindTransport, []string{"pod hooks-0 in namespace promptkit", "unreachable", strings.TrimPrefix(deadURL(t, dead), "https://")}},
-			{"forbidden exec", map[string]any{"kubeconfig": getOnly}, sandbox.KindStart, []string{"pod hooks-0", "namespace promptkit", "forbidden", "pods/exec"}},
-			{"forbidden get", map[string]any{"kubeconfig": nothing}, sandbox.KindStart, []string{"pod hooks-0 in namespace promptkit", "forbidden", "rbac.yaml"}},
-			{"selector matches none", map[string]any{"selector": "app=none"}, sandbox.KindStart, []string{`no Running and Ready pod in namespace promptkit matches selector "app=none"`}},
+			{"not running", map[string]any{"pod": "pending-0"}, sandbox.KindStart, []string{"pod pending-0 in namespace " + ns + " is not running (phase Pending)"}},
+			{"container", map[string]any{"container": "nope"}, sandbox.KindStart, []string{`pod hooks-0 in namespace ` + ns + ` has no container "nope" (its containers: hooks, zz-agent)`}},
+			{"no shell", map[string]any{"pod": "nosh-0"}, sandbox.KindStart, []string{"pod nosh-0 (namespace " + ns + ", container hooks)", "/bin/sh"}},
+			{"unreachable", map[string]any{"kubeconfig": dead}, sandbox.KindTransport, []string{"pod hooks-0 in namespace " + ns, "unreachable", strings.TrimPrefix(deadURL(t, dead), "https://")}},
+			{"forbidden exec", map[string]any{"kubeconfig": getOnly}, sandbox.KindStart, []string{"pod hooks-0", "namespace " + ns, "forbidden", "pods/exec"}},
+			{"forbidden get", map[string]any{"kubeconfig": nothing}, sandbox.KindStart, []string{"pod hooks-0 in namespace " + ns, "forbidden", "rbac.yaml"}},
+			{"selector matches none", map[string]any{"selector": "app=none"}, sandbox.KindStart, []string{`no Running and Ready pod in namespace ` + ns + ` matches selector "app=none"`}},
 		} {
 			t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
 				start := time.Now()
@@ -72,13 +67,11 @@ func TestCallErrors(t *testing.T) {
 		// The pod goes away after the sandbox opened, its containers with
 		// it (and the warm sessions' streams).
 		name := "gone-" + tr
-		ctr := startContainer(t, "")
-		c.srv.AddPod(testNS, name, nil, map[string]string{"hooks": ctr})
+		c.runPod(t, name, nil)
 		gone := c.open(t, tr, map[string]any{"pod": name})
-		c.srv.DeletePod(testNS, name)
-		dockertest.Docker(t, "kill", ctr)
+		c.deletePod(t, name)
 		_, err = gone.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "true"})
-		wantKind(t, err, sandbox.KindStart, "pod "+name+" not found in namespace promptkit")
+		wantKind(t, err, sandbox.KindStart, "pod "+name+" not found in namespace "+c.ns)
 	})
 }
 
@@ -86,30 +79,27 @@ func TestSelectorResolvesAndReResolves(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t)
 	eachTransport(t, func(t *testing.T, tr string) {
-		a, b := startContainer(t, "pod-a"), startContainer(t, "pod-b")
 		sel := "app=sel-" + tr
 		labels := map[string]string{"app": "sel-" + tr}
+		a, b := "sel-a-"+tr, "sel-b-"+tr
 		// A pod that is not Ready is passed over.
-		c.srv.AddPod(testNS, "sel-pending-"+tr, labels, map[string]string{"hooks": b})
-		c.srv.SetPhase(testNS, "sel-pending-"+tr, corev1.PodPending)
-		c.srv.AddPod(testNS, "sel-a-"+tr, labels, map[string]string{"hooks": a})
+		c.pendingPod(t, "sel-pending-"+tr, labels)
+		c.runPod(t, a, labels)
 		sb := c.open(t, tr, map[string]any{"selector": sel})
-		if got := hostname(t, sb); got != "pod-a" {
-			t.Fatalf("ran in %q, want pod-a", got)
+		if got := hostname(t, sb); got != a {
+			t.Fatalf("ran in %q, want %s", got, a)
 		}
 		// The pod is replaced: the next call finds its successor.
-		c.srv.DeletePod(testNS, "sel-a-"+tr)
-		dockertest.Docker(t, "kill", a)
-		c.srv.DeletePod(testNS, "sel-pending-"+tr)
-		c.srv.AddPod(testNS, "sel-b-"+tr, labels, map[string]string{"hooks": b})
-		if got := hostname(t, sb); got != "pod-b" {
-			t.Fatalf("after the replacement ran in %q, want pod-b", got)
+		c.deletePod(t, a)
+		c.deletePod(t, "sel-pending-"+tr)
+		c.runPod(t, b, labels)
+		if got := hostname(t, sb); got != b {
+			t.Fatalf("after the replacement ran in %q, want %s", got, b)
 		}
 		// No pod at all: a clear error.
-		c.srv.DeletePod(testNS, "sel-b-"+tr)
-		dockertest.Docker(t, "kill", b)
+		c.deletePod(t, b)
 		_, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "true"})
-		wantKind(t, err, sandbox.KindStart, "no Running and Ready pod in namespace promptkit matches selector \""+sel+"\"")
+		wantKind(t, err, sandbox.KindStart, "no Running and Ready pod in namespace "+c.ns+" matches selector \""+sel+"\"")
 	})
 }
 
@@ -172,7 +162,7 @@ func TestCallsAreEnough(t *testing.T) {
 	for _, call := range Calls {
 		allowed = append(allowed, call.Verb+" "+call.Resource)
 	}
-	kc := c.srv.RestrictedKubeconfig(t, t.TempDir(), testNS, allowed...)
+	kc := c.restricted(t, "exactly-calls", allowed...)
 	eachTransport(t, func(t *testing.T, tr string) {
 		for _, cfg := range []map[string]any{{"kubeconfig": kc}, {"kubeconfig": kc, "selector": testLabels}} {
 			sb := c.open(t, tr, cfg)
@@ -184,6 +174,6 @@ func TestCallsAreEnough(t *testing.T) {
 			_, err = sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "no-such-hook"})
 			wantKind(t, err, sandbox.KindStart, "not found")
 		}
-		awaitNoLeftovers(t, c.hooks)
+		c.awaitNoLeftovers(t, testPod)
 	})
 }

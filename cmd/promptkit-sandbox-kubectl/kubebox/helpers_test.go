@@ -10,47 +10,97 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
-	"github.com/altairalabs/promptkit-sandbox/internal/kubetest"
-	"github.com/altairalabs/promptkit-sandbox/shared/remoteproc"
+	"github.com/altairalabs/promptkit-sandbox/internal/kubecluster"
 	"github.com/altairalabs/promptkit-sandbox/shared/resident"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
-// The harness's namespace and the hooks pod's name, labels and container.
+// The hooks pod's name, labels and container.
 const (
-	testNS     = "promptkit"
-	testPod    = "hooks-0"
-	testLabels = "app=hooks"
+	testPod       = "hooks-0"
+	testLabels    = "app=hooks"
+	testContainer = "hooks"
 )
 
-// cluster is a loopback API server with a pod whose containers are real
-// Docker containers: "hooks" (busybox) and "agent".
+// testCluster is a test's namespace in the real cluster (kubecluster,
+// shared by the package's tests), holding the hooks pod.
 type testCluster struct {
-	srv        *kubetest.Server
-	kubeconfig string
-	hooks      string // the Docker container behind the hooks container
+	k          *kubecluster.Cluster
+	ns         string
+	kubeconfig string // the administrator's, context namespace ns
 }
 
+// startCluster makes the test a namespace, deleted when it ends, and runs
+// the hooks pod there.
 func startCluster(t testing.TB) *testCluster {
 	t.Helper()
-	dockertest.Require(t)
-	c := &testCluster{srv: kubetest.Start(t)}
-	c.hooks = startContainer(t, "")
-	c.srv.AddPod(testNS, testPod, map[string]string{"app": "hooks"}, map[string]string{"hooks": c.hooks, "zz-agent": startContainer(t, "")})
-	c.kubeconfig = c.srv.Kubeconfig(t, t.TempDir(), testNS)
+	k := kubecluster.Shared(t)
+	ns := k.Namespace(t)
+	c := &testCluster{k: k, ns: ns, kubeconfig: k.KubeconfigIn(t, ns)}
+	c.runPod(t, testPod, map[string]string{"app": "hooks"})
 	return c
 }
 
-// startContainer runs a busybox container that sleeps, for a pod.
-func startContainer(t testing.TB, hostname string) string {
+// pod is a pod like a user's hooks pod: containers "hooks" and
+// "zz-agent" of the busybox image, both sleeping. The containers share
+// the pod's process namespace, so the pause process is their PID 1 and
+// reaps orphans as an init does (a sleep as PID 1 would leave zombies).
+func (c *testCluster) pod(t testing.TB, name string, labels map[string]string) *corev1.Pod {
 	t.Helper()
-	args := []string{"run", "-d", "--init", "--network", "none", "--label", dockertest.UniqueLabel(t)}
-	if hostname != "" {
-		args = append(args, "--hostname", hostname)
+	image := c.k.Image(t, dockertest.Busybox)
+	grace, share := int64(1), true
+	ctr := func(name string) corev1.Container {
+		return corev1.Container{Name: name, Image: image, ImagePullPolicy: corev1.PullNever, Command: []string{"sleep", "3600"}}
 	}
-	img := dockertest.Image(t, dockertest.Busybox)
-	return strings.TrimSpace(dockertest.Docker(t, append(args, img, "sleep", "3600")...))
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.ns, Labels: labels},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: &grace,
+			ShareProcessNamespace:         &share,
+			Containers:                    []corev1.Container{ctr(testContainer), ctr("zz-agent")},
+		},
+	}
+}
+
+// runPod runs a hooks pod and waits until it is Running and Ready.
+func (c *testCluster) runPod(t testing.TB, name string, labels map[string]string) {
+	t.Helper()
+	c.k.RunPod(t, c.pod(t, name, labels))
+}
+
+// pendingPod creates a hooks pod that stays Pending.
+func (c *testCluster) pendingPod(t testing.TB, name string, labels map[string]string) {
+	t.Helper()
+	c.k.CreatePod(t, kubecluster.Unschedulable(c.pod(t, name, labels)))
+}
+
+// deletePod deletes a pod and waits until it is gone.
+func (c *testCluster) deletePod(t testing.TB, name string) { c.k.DeletePod(t, c.ns, name) }
+
+// exec runs argv in a pod's hooks container, out of band, and returns
+// its stdout.
+func (c *testCluster) exec(t testing.TB, pod string, argv ...string) string {
+	t.Helper()
+	return c.k.Exec(t, c.ns, pod, testContainer, argv...)
+}
+
+// restricted is a kubeconfig of a service account allowed exactly the
+// "verb resource" pairs given (none: nothing at all).
+func (c *testCluster) restricted(t testing.TB, name string, allowed ...string) string {
+	t.Helper()
+	var rules []kubecluster.Rule
+	for _, a := range allowed {
+		verb, resource, ok := strings.Cut(a, " ")
+		if !ok {
+			t.Fatalf("permission %q is not \"verb resource\"", a)
+		}
+		rules = append(rules, kubecluster.Rule{Resource: resource, Verbs: []string{verb}})
+	}
+	return c.k.RoleKubeconfig(t, c.ns, name, rules...)
 }
 
 // transports are the transports to test; cli only where kubectl is.
@@ -122,14 +172,20 @@ func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-// leftovers lists the processes in a container other than its own
-// (init, the sleep), the ps that lists them and the warm sessions'
-// wrappers waiting for calls (a call's processes are their children, and
-// would show).
-func leftovers(t *testing.T, container string) []string {
+// ps lists a pod's processes (its containers share one namespace).
+func (c *testCluster) ps(t testing.TB, pod string) string {
+	t.Helper()
+	return c.exec(t, pod, "ps", "-o", "pid,args")
+}
+
+// leftovers lists the processes in a pod other than its own (the pause
+// process as PID 1, the containers' sleeps), the ps that lists them and
+// the warm sessions' wrappers waiting for calls (a call's processes are
+// their children, and would show).
+func (c *testCluster) leftovers(t *testing.T, pod string) []string {
 	t.Helper()
 	var left []string
-	out := dockertest.Docker(t, "exec", container, "ps", "-o", "pid,args")
+	out := c.ps(t, pod)
 	for _, line := range strings.Split(out, "\n")[1:] {
 		f := strings.Fields(line)
 		if len(f) < 2 {
@@ -147,11 +203,11 @@ func leftovers(t *testing.T, container string) []string {
 
 // awaitNoLeftovers waits briefly for the kill to be seen, then asserts
 // the container holds nothing of the calls.
-func awaitNoLeftovers(t *testing.T, container string) {
+func (c *testCluster) awaitNoLeftovers(t *testing.T, pod string) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		left := leftovers(t, container)
+		left := c.leftovers(t, pod)
 		if len(left) == 0 {
 			return
 		}
@@ -177,5 +233,3 @@ func wantKind(t *testing.T, err error, kind sandbox.Kind, contains ...string) {
 		}
 	}
 }
-
-var _ = remoteproc.Prefix

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -29,10 +28,10 @@ func warmSize(sb *Sandbox) int {
 	return size
 }
 
-// wrappers counts the wrapper processes in a container.
-func wrappers(t *testing.T, container string) int {
+// wrappers counts the wrapper processes in a pod.
+func (c *testCluster) wrappers(t *testing.T, pod string) int {
 	t.Helper()
-	return strings.Count(dockertest.Docker(t, "exec", container, "ps", "-o", "args"), " pks-wrapper\n")
+	return strings.Count(c.exec(t, pod, "ps", "-o", "args"), " pks-wrapper\n")
 }
 
 func TestWarmSessionsServeCallsAndCloseEndsThem(t *testing.T) {
@@ -41,7 +40,7 @@ func TestWarmSessionsServeCallsAndCloseEndsThem(t *testing.T) {
 	eachTransport(t, func(t *testing.T, tr string) {
 		sb := c.open(t, tr, map[string]any{"warm": 3, "resident": false})
 		awaitWarm(ctxTimeout(t, time.Minute), sb)
-		if n := wrappers(t, c.hooks); n != 3 {
+		if n := c.wrappers(t, testPod); n != 3 {
 			t.Fatalf("%d wrappers waiting, want 3", n)
 		}
 		for i := range 5 {
@@ -54,13 +53,13 @@ func TestWarmSessionsServeCallsAndCloseEndsThem(t *testing.T) {
 			t.Fatal(err)
 		}
 		deadline := time.Now().Add(5 * time.Second)
-		for wrappers(t, c.hooks) != 0 {
+		for c.wrappers(t, testPod) != 0 {
 			if time.Now().After(deadline) {
-				t.Fatalf("wrappers left after Close:\n%s", dockertest.Docker(t, "exec", c.hooks, "ps", "-o", "pid,args"))
+				t.Fatalf("wrappers left after Close:\n%s", c.ps(t, testPod))
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		awaitNoLeftovers(t, c.hooks)
+		c.awaitNoLeftovers(t, testPod)
 	})
 }
 
@@ -72,7 +71,7 @@ func TestWarmSessionCutBeforeItsCall(t *testing.T) {
 		awaitWarm(ctxTimeout(t, time.Minute), sb)
 		// The waiting wrappers die (an OOM kill, a node problem): the
 		// calls still run, in sessions of their own.
-		dockertest.Docker(t, "exec", c.hooks, "sh", "-c", `for p in /proc/[0-9]*; do case "$(cat $p/cmdline 2>/dev/null | tr '\0' ' ')" in *pks-wrappe[r]*) kill -9 ${p#/proc/};; esac; done`)
+		c.exec(t, testPod, "sh", "-c", `for p in /proc/[0-9]*; do case "$(cat $p/cmdline 2>/dev/null | tr '\0' ' ')" in *pks-wrappe[r]*) kill -9 ${p#/proc/};; esac; done`)
 		for i := range 3 {
 			resp, err := sb.Spawn(ctxTimeout(t, time.Minute), sandbox.Request{Command: "echo", Args: []string{"still here"}})
 			if err != nil || string(resp.Stdout) != "still here\n" {
@@ -95,7 +94,7 @@ func TestWithoutWarmSessions(t *testing.T) {
 		if !errors.As(err, &xe) || xe.Code != 3 || string(resp.Stdout) != "in" {
 			t.Fatalf("err %v stdout %q", err, resp.Stdout)
 		}
-		if n := wrappers(t, c.hooks); n != 0 {
+		if n := c.wrappers(t, testPod); n != 0 {
 			t.Fatalf("%d wrappers waiting with warm: 0", n)
 		}
 	})

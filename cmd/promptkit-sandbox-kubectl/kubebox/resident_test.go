@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
 	"github.com/altairalabs/promptkit-sandbox/internal/plugintest"
 	"github.com/altairalabs/promptkit-sandbox/shared/resident"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
@@ -33,7 +32,7 @@ func TestResidentServesEveryCall(t *testing.T) {
 			t.Fatalf("call %d: parent %q, want the resident %d (err %v)", i, resp.Stdout, pid, err)
 		}
 	}
-	ps := dockertest.Docker(t, "exec", c.hooks, "ps", "-o", "pid,args")
+	ps := c.ps(t, testPod)
 	if !strings.Contains(ps, " "+resident.Flag) {
 		t.Fatalf("no resident in the container:\n%s", ps)
 	}
@@ -45,7 +44,7 @@ func TestResidentServesEveryCall(t *testing.T) {
 	sb.Close()
 	other.Close()
 	deadline := time.Now().Add(10 * time.Second)
-	for strings.Contains(dockertest.Docker(t, "exec", c.hooks, "ps", "-o", "pid,args"), " "+resident.Flag) {
+	for strings.Contains(c.ps(t, testPod), " "+resident.Flag) {
 		if time.Now().After(deadline) {
 			t.Fatal("a resident outlived its sandbox")
 		}
@@ -57,7 +56,7 @@ func TestResidentFallsBackWithoutTempDir(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t)
 	// The container's /tmp is a file: nowhere to install the resident.
-	dockertest.Docker(t, "exec", c.hooks, "/bin/sh", "-c", "rm -rf /tmp && touch /tmp")
+	c.exec(t, testPod, "/bin/sh", "-c", "rm -rf /tmp && touch /tmp")
 	sb := c.open(t, TransportNative, map[string]any{})
 	plugintest.FailedToStart(t, sb.res, "copy the resident")
 	if warmSize(sb) == 0 {

@@ -66,6 +66,10 @@ func (e *Engine) runIn(ctx context.Context, ss *session, input []byte, what stri
 		// running: kill it, and everything it started, in the target.
 		f.Killed()
 		e.killTree(ss)
+		select {
+		case <-ss.done:
+		case <-time.After(CancelDrain):
+		}
 	}
 	ss.cancel()
 	select {

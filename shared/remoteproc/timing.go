@@ -16,6 +16,12 @@ const (
 	// context is done and the remote processes are killed; past it the
 	// transport is broken and the call fails as such.
 	StreamGrace = 5 * time.Second
+	// CancelDrain is how long, once a cancelled call's processes are
+	// killed, its stream may take to end by itself and bring what the
+	// command wrote before the cancel (cutting it at once loses output
+	// still on its way through the client). It is well under the plugin
+	// host's one second (plugin.HopGrace).
+	CancelDrain = 250 * time.Millisecond
 	// CleanupTimeout bounds the kill exec after a timeout, and the
 	// diagnosis of a failed exec: both run on a context of their own
 	// once the call's is done.

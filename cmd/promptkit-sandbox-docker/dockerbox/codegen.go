@@ -16,6 +16,8 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/shared/loopback"
+	"github.com/altairalabs/promptkit-sandbox/shared/mcpready"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -51,7 +53,7 @@ func NewCodegenProvider(h Hardening, log hclog.Logger) *CodegenProvider {
 type codegenBox struct {
 	info plugin.Provisioned
 	idle time.Duration
-	fwd  *forwarder
+	fwd  *loopback.Forwarder
 	ctr  *codegenContainer
 	dir  *privateDir
 }
@@ -129,15 +131,15 @@ func (p *CodegenProvider) Provision(ctx context.Context, spec plugin.ProvisionSp
 	if err != nil {
 		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
 	}
-	if b.fwd, err = newForwarder(b.dir.run + "/" + socketName); err != nil {
+	if b.fwd, err = loopback.New(loopback.Unix(b.dir.run + "/" + socketName)); err != nil {
 		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
 	}
-	endpoint := "http://" + b.fwd.addr() + mcpPath
+	endpoint := "http://" + b.fwd.Addr() + mcpready.Path
 	b.ctr, err = startCodegen(ctx, cli, codegenSpec{sandboxID: id, name: spec.Name, set: set, dir: b.dir, workspace: workspace, hard: p.hard})
 	if err != nil {
 		return plugin.Provisioned{}, err
 	}
-	if err := waitAnswering(ctx, endpoint, token, b.ctr); err != nil {
+	if err := mcpready.Wait(ctx, CodegenMode, endpoint, token, b.ctr); err != nil {
 		return plugin.Provisioned{}, err
 	}
 	b.info = plugin.Provisioned{
@@ -196,7 +198,7 @@ func newSandboxID() string {
 // alone.
 func (b *codegenBox) teardown(ctx context.Context) error {
 	if b.fwd != nil {
-		b.fwd.close()
+		b.fwd.Close()
 	}
 	if b.ctr != nil {
 		b.ctr.kill(ctx)
@@ -305,7 +307,7 @@ func (p *CodegenProvider) reapIdle() {
 	p.mu.Lock()
 	var idle []string
 	for id, b := range p.boxes {
-		if since := b.fwd.idleSince(); !since.IsZero() && time.Since(since) > b.idle {
+		if since := b.fwd.IdleSince(); !since.IsZero() && time.Since(since) > b.idle {
 			idle = append(idle, id)
 		}
 	}

@@ -134,8 +134,11 @@ func startCodegen(ctx context.Context, cli *client.Client, s codegenSpec) (*code
 	return c, nil
 }
 
-// lastOutput is the end of what sandboxd wrote, on one line.
-func (c *codegenContainer) lastOutput() string {
+// Exited is closed once the container has stopped.
+func (c *codegenContainer) Exited() <-chan struct{} { return c.exited }
+
+// LastOutput is the end of what sandboxd wrote, on one line.
+func (c *codegenContainer) LastOutput() string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(string(c.output.Bytes()), "\n", " | ")), " ")
 }
 

@@ -1,4 +1,8 @@
-package dockerbox
+// Package mcpready waits for a codegen sandbox to answer: a provider's
+// Provision returns only once an MCP initialize through the endpoint it
+// hands out has been answered with a result, so the agent's first call
+// never races sandboxd's start.
+package mcpready
 
 import (
 	"bytes"
@@ -13,29 +17,39 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
-// mcpPath is where sandboxd serves MCP over Streamable HTTP
+// Path is where sandboxd serves MCP over Streamable HTTP
 // (cmd/sandboxd/internal/server.PathMCP).
-const mcpPath = "/mcp"
+const Path = "/mcp"
 
-// probeInterval is how long apart the readiness probes go.
-const probeInterval = 20 * time.Millisecond
+// Interval is how long apart the probes go.
+const Interval = 20 * time.Millisecond
 
-// initializeBody is the MCP initialize a readiness probe sends.
-var initializeBody = []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"promptkit-sandbox-docker","version":"probe"}}}`)
+// initializeBody is the MCP initialize a probe sends.
+var initializeBody = []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"promptkit-sandbox-provider","version":"probe"}}}`)
 
-// waitAnswering returns once an MCP initialize through endpoint is answered
-// with a result: the forwarder, the socket and sandboxd all work. It
-// fails at once when the container exits, quoting what sandboxd said.
-func waitAnswering(ctx context.Context, endpoint, token string, c *codegenContainer) error {
+// Sandbox is what is being waited for, to tell when to stop waiting.
+type Sandbox interface {
+	// Exited is closed (or Failed says why) once the sandbox cannot come
+	// up any more: its container or pod stopped.
+	Exited() <-chan struct{}
+	// LastOutput is the end of what sandboxd wrote, for the error.
+	LastOutput() string
+}
+
+// Wait returns once an MCP initialize through endpoint is answered with a
+// result. It fails at once when sb exits, quoting what sandboxd said
+// (KindStart), and when ctx ends (KindTimeout). mode names the provider
+// mode in errors.
+func Wait(ctx context.Context, mode, endpoint, token string, sb Sandbox) error {
 	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	var last error
 	for {
 		select {
-		case <-c.exited:
-			return sandbox.Errorf(sandbox.KindStart, "%s: sandboxd exited before it answered MCP initialize; its output ended: %s", CodegenMode, orNothing(c.lastOutput()))
+		case <-sb.Exited():
+			return sandbox.Errorf(sandbox.KindStart, "%s: sandboxd exited before it answered MCP initialize; its output ended: %s", mode, orNothing(sb.LastOutput()))
 		default:
 		}
-		ok, err := initialize(ctx, hc, endpoint, token)
+		ok, err := Initialize(ctx, hc, endpoint, token)
 		if ok {
 			return nil
 		}
@@ -44,18 +58,18 @@ func waitAnswering(ctx context.Context, endpoint, token string, c *codegenContai
 		}
 		select {
 		case <-ctx.Done():
-			return sandbox.Errorf(sandbox.KindTimeout, "%s: sandboxd did not answer MCP initialize in time (last: %v); its output ended: %s", CodegenMode, last, orNothing(c.lastOutput()))
-		case <-c.exited:
-		case <-time.After(probeInterval):
+			return sandbox.Errorf(sandbox.KindTimeout, "%s: sandboxd did not answer MCP initialize in time (last: %v); its output ended: %s", mode, last, orNothing(sb.LastOutput()))
+		case <-sb.Exited():
+		case <-time.After(Interval):
 		}
 	}
 }
 
-// initialize sends one MCP initialize and reports whether a result came
+// Initialize sends one MCP initialize and reports whether a result came
 // back; the session it opened is ended. A connection that fails (the
 // socket is not there yet) is no answer; an answer that is not a result
 // is the error.
-func initialize(ctx context.Context, hc *http.Client, endpoint, token string) (bool, error) {
+func Initialize(ctx context.Context, hc *http.Client, endpoint, token string) (bool, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(initializeBody))
 	if err != nil {
 		return false, err

@@ -16,6 +16,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
 	"github.com/altairalabs/promptkit-sandbox/shared/loopback"
 	"github.com/altairalabs/promptkit-sandbox/shared/mcpready"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
@@ -31,11 +32,11 @@ type CodegenProvider struct {
 	log  hclog.Logger
 	root string
 
+	boxes *provision.Holder
+
 	mu     sync.Mutex
 	cli    *client.Client
-	boxes  map[string]*codegenBox
 	closed bool
-	reaper chan struct{} // closed to stop the idle reaper; nil until started
 }
 
 var _ plugin.Provider = (*CodegenProvider)(nil)
@@ -46,7 +47,7 @@ func NewCodegenProvider(h Hardening, log hclog.Logger) *CodegenProvider {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	return &CodegenProvider{hard: h, log: log, root: codegenRoot(), boxes: make(map[string]*codegenBox)}
+	return &CodegenProvider{hard: h, log: log, root: codegenRoot(), boxes: provision.NewHolder(log)}
 }
 
 // codegenBox is one provisioned sandbox.
@@ -151,14 +152,9 @@ func (p *CodegenProvider) Provision(ctx context.Context, spec plugin.ProvisionSp
 			"workspace_by": map[bool]string{true: "provider", false: "user"}[b.dir.workspace != ""],
 		},
 	}
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode+": the provider is shutting down", nil)
+	if err := p.boxes.Add(b); err != nil {
+		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
 	}
-	p.boxes[id] = b
-	p.startReaper()
-	p.mu.Unlock()
 	ok = true
 	return b.info, nil
 }
@@ -215,32 +211,20 @@ func (b *codegenBox) teardown(ctx context.Context) error {
 	return err
 }
 
+// Info, IdleSince and IdleTimeout make a box a provision.Box.
+func (b *codegenBox) Info() plugin.Provisioned           { return b.info }
+func (b *codegenBox) IdleSince() time.Time               { return b.fwd.IdleSince() }
+func (b *codegenBox) IdleTimeout() time.Duration         { return b.idle }
+func (b *codegenBox) Teardown(ctx context.Context) error { return b.teardown(ctx) }
+
 // Release removes the sandbox's container and private directory.
 func (p *CodegenProvider) Release(ctx context.Context, id string) error {
-	p.mu.Lock()
-	b, ok := p.boxes[id]
-	delete(p.boxes, id)
-	p.mu.Unlock()
-	if !ok {
-		return plugin.ErrNotProvisioned
-	}
-	start := time.Now()
-	err := b.teardown(ctx)
-	p.log.Debug("codegen sandbox released", "id", id, "elapsed", time.Since(start))
-	return err
+	return p.boxes.Release(ctx, id)
 }
 
 // List returns the sandboxes held, without their tokens.
 func (p *CodegenProvider) List(context.Context) ([]plugin.Provisioned, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]plugin.Provisioned, 0, len(p.boxes))
-	for _, b := range p.boxes {
-		info := b.info
-		info.Token = ""
-		out = append(out, info)
-	}
-	return out, nil
+	return p.boxes.List(), nil
 }
 
 // Close releases every sandbox, concurrently: the plugin is stopping, and
@@ -248,74 +232,11 @@ func (p *CodegenProvider) List(context.Context) ([]plugin.Provisioned, error) {
 func (p *CodegenProvider) Close() error {
 	p.mu.Lock()
 	p.closed = true
-	boxes := p.boxes
-	p.boxes = make(map[string]*codegenBox)
-	if p.reaper != nil {
-		close(p.reaper)
-		p.reaper = nil
-	}
 	cli := p.cli
 	p.mu.Unlock()
-	errs := make(chan error, len(boxes))
-	var wg sync.WaitGroup
-	for _, b := range boxes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs <- b.teardown(context.Background())
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	var all []error
-	for err := range errs {
-		all = append(all, err)
-	}
+	err := p.boxes.Close()
 	if cli != nil {
-		all = append(all, cli.Close())
+		err = errors.Join(err, cli.Close())
 	}
-	return errors.Join(all...)
-}
-
-// reapEvery is how often idle sandboxes are looked for.
-const reapEvery = time.Second
-
-// startReaper starts the idle reaper once; called with mu held.
-func (p *CodegenProvider) startReaper() {
-	if p.reaper != nil {
-		return
-	}
-	stop := make(chan struct{})
-	p.reaper = stop
-	go func() {
-		t := time.NewTicker(reapEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				p.reapIdle()
-			}
-		}
-	}()
-}
-
-// reapIdle releases the sandboxes nothing has been connected to for
-// their idle_timeout.
-func (p *CodegenProvider) reapIdle() {
-	p.mu.Lock()
-	var idle []string
-	for id, b := range p.boxes {
-		if since := b.fwd.IdleSince(); !since.IsZero() && time.Since(since) > b.idle {
-			idle = append(idle, id)
-		}
-	}
-	p.mu.Unlock()
-	for _, id := range idle {
-		p.log.Info("releasing an idle codegen sandbox", "id", id)
-		if err := p.Release(context.Background(), id); err != nil && !errors.Is(err, plugin.ErrNotProvisioned) {
-			p.log.Warn("releasing an idle codegen sandbox", "id", id, "error", err)
-		}
-	}
+	return err
 }

@@ -1,0 +1,163 @@
+// Package provision keeps the codegen sandboxes a provider has handed
+// out: it answers List and Release, releases the ones nothing has used for
+// their idle timeout, and releases them all when the plugin stops, so that
+// nothing a provider started outlives it. A provider (docker_codegen,
+// kubectl_codegen) supplies the Box that knows how to take one down.
+package provision
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+)
+
+// Box is one provisioned sandbox.
+type Box interface {
+	// Info is what Provision returned for it.
+	Info() plugin.Provisioned
+	// IdleSince is when it last had no client connected, or the zero time
+	// while one is.
+	IdleSince() time.Time
+	// IdleTimeout is how long it may go unused before it is released.
+	IdleTimeout() time.Duration
+	// Teardown removes everything made for it; it is called once.
+	Teardown(ctx context.Context) error
+}
+
+// ErrClosed is an Add after Close: the plugin is stopping.
+var ErrClosed = errors.New("the provider is shutting down")
+
+// ReapEvery is how often idle sandboxes are looked for.
+const ReapEvery = time.Second
+
+// Holder holds a provider's boxes by id.
+type Holder struct {
+	log hclog.Logger
+
+	mu     sync.Mutex
+	boxes  map[string]Box
+	closed bool
+	reaper chan struct{} // closed to stop the idle reaper; nil until started
+}
+
+// NewHolder returns an empty holder that logs the releases it decides on.
+func NewHolder(log hclog.Logger) *Holder {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	return &Holder{log: log, boxes: make(map[string]Box)}
+}
+
+// Add holds b under its id and starts the idle reaper; after Close it
+// refuses (ErrClosed) and the caller tears b down.
+func (h *Holder) Add(b Box) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return ErrClosed
+	}
+	h.boxes[b.Info().ID] = b
+	h.startReaper()
+	return nil
+}
+
+// Release tears the box id down; an id it does not hold is
+// plugin.ErrNotProvisioned.
+func (h *Holder) Release(ctx context.Context, id string) error {
+	h.mu.Lock()
+	b, ok := h.boxes[id]
+	delete(h.boxes, id)
+	h.mu.Unlock()
+	if !ok {
+		return plugin.ErrNotProvisioned
+	}
+	start := time.Now()
+	err := b.Teardown(ctx)
+	h.log.Debug("codegen sandbox released", "id", id, "elapsed", time.Since(start))
+	return err
+}
+
+// List returns the boxes held, without their tokens.
+func (h *Holder) List() []plugin.Provisioned {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]plugin.Provisioned, 0, len(h.boxes))
+	for _, b := range h.boxes {
+		info := b.Info()
+		info.Token = ""
+		out = append(out, info)
+	}
+	return out
+}
+
+// Close tears every box down, concurrently, and refuses new ones: the
+// plugin is stopping, and nothing it started may outlive it.
+func (h *Holder) Close() error {
+	h.mu.Lock()
+	h.closed = true
+	boxes := h.boxes
+	h.boxes = make(map[string]Box)
+	if h.reaper != nil {
+		close(h.reaper)
+		h.reaper = nil
+	}
+	h.mu.Unlock()
+	errs := make([]error, 0, len(boxes))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, b := range boxes {
+		wg.Go(func() {
+			err := b.Teardown(context.Background())
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// startReaper starts the idle reaper once; called with mu held.
+func (h *Holder) startReaper() {
+	if h.reaper != nil {
+		return
+	}
+	stop := make(chan struct{})
+	h.reaper = stop
+	go func() {
+		t := time.NewTicker(ReapEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				h.reapIdle()
+			}
+		}
+	}()
+}
+
+// reapIdle releases the boxes nothing has been connected to for their
+// idle timeout.
+func (h *Holder) reapIdle() {
+	h.mu.Lock()
+	var idle []string
+	for id, b := range h.boxes {
+		if since := b.IdleSince(); !since.IsZero() && time.Since(since) > b.IdleTimeout() {
+			idle = append(idle, id)
+		}
+	}
+	h.mu.Unlock()
+	for _, id := range idle {
+		h.log.Info("releasing an idle codegen sandbox", "id", id)
+		if err := h.Release(context.Background(), id); err != nil && !errors.Is(err, plugin.ErrNotProvisioned) {
+			h.log.Warn("releasing an idle codegen sandbox", "id", id, "error", err)
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package provision
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+)
+
+type fakeBox struct {
+	id       string
+	idle     time.Time
+	timeout  time.Duration
+	tornDown atomic.Int32
+}
+
+func (b *fakeBox) Info() plugin.Provisioned {
+	return plugin.Provisioned{ID: b.id, Token: "secret-" + b.id}
+}
+func (b *fakeBox) IdleSince() time.Time       { return b.idle }
+func (b *fakeBox) IdleTimeout() time.Duration { return b.timeout }
+func (b *fakeBox) Teardown(context.Context) error {
+	b.tornDown.Add(1)
+	return nil
+}
+
+func TestHolderListsReleasesAndCloses(t *testing.T) {
+	h := NewHolder(nil)
+	a, b := &fakeBox{id: "a", timeout: time.Hour}, &fakeBox{id: "b", timeout: time.Hour}
+	for _, box := range []*fakeBox{a, b} {
+		if err := h.Add(box); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := h.List()
+	if len(list) != 2 || list[0].Token != "" || list[1].Token != "" {
+		t.Fatalf("List: %+v (want two, no tokens)", list)
+	}
+	if err := h.Release(context.Background(), "a"); err != nil || a.tornDown.Load() != 1 {
+		t.Fatalf("Release: %v, torn down %d times", err, a.tornDown.Load())
+	}
+	if err := h.Release(context.Background(), "a"); !errors.Is(err, plugin.ErrNotProvisioned) {
+		t.Fatalf("second Release: %v, want ErrNotProvisioned", err)
+	}
+	if err := h.Close(); err != nil || b.tornDown.Load() != 1 || a.tornDown.Load() != 1 {
+		t.Fatalf("Close: %v; torn down a %d, b %d times", err, a.tornDown.Load(), b.tornDown.Load())
+	}
+	c := &fakeBox{id: "c"}
+	if err := h.Add(c); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Add after Close: %v, want ErrClosed", err)
+	}
+}
+
+func TestHolderReapsIdleBoxes(t *testing.T) {
+	h := NewHolder(nil)
+	defer h.Close()
+	idle := &fakeBox{id: "idle", idle: time.Now().Add(-time.Minute), timeout: time.Second}
+	busy := &fakeBox{id: "busy", timeout: time.Second} // a client is connected: zero IdleSince
+	fresh := &fakeBox{id: "fresh", idle: time.Now(), timeout: time.Hour}
+	for _, box := range []*fakeBox{idle, busy, fresh} {
+		if err := h.Add(box); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * ReapEvery)
+	for idle.tornDown.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle box was not reaped")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if busy.tornDown.Load() != 0 || fresh.tornDown.Load() != 0 || len(h.List()) != 2 {
+		t.Fatalf("reaped more than the idle box: busy %d fresh %d, %d left", busy.tornDown.Load(), fresh.tornDown.Load(), len(h.List()))
+	}
+}

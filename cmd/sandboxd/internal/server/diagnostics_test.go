@@ -238,3 +238,22 @@ func TestDiagnosticsOff(t *testing.T) {
 		t.Errorf("diagnostics ran though off: %s", out)
 	}
 }
+
+// TestDiagnosticsAreScrubbed: a finding that quotes a secret (here an
+// identifier the compiler cannot resolve) comes back redacted, as every
+// tool result does.
+func TestDiagnosticsAreScrubbed(t *testing.T) {
+	t.Parallel()
+	const secret = "s3cr3tvalue"
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"go.mod": "module example.com/app\n\ngo 1.22\n"})
+	d := startDaemon(t, Config{
+		Workspaces: []Workspace{{Dir: dir}}, Env: diagEnv(t, ""), DiagnosticsTimeout: time.Minute,
+		Secrets: map[string]string{"APP_SECRET": secret},
+	})
+	cs := d.connect(t, streamable)
+	out := ok(t, cs, "Write", map[string]any{"file_path": "p.go", "content": "package p\n\nvar X = " + secret + "\n"})
+	if strings.Contains(out, secret) || !strings.Contains(out, "p.go:3:9: compile: undefined: [REDACTED:secret:APP_SECRET]") {
+		t.Errorf("diagnostics not scrubbed, or no finding:\n%s", out)
+	}
+}

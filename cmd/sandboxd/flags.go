@@ -31,6 +31,7 @@ type options struct {
 	stdio          bool
 	lifeline       bool
 	shutdownGrace  time.Duration
+	diagTimeout    time.Duration
 	version        bool
 }
 
@@ -70,6 +71,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error (SANDBOXD_LOG_LEVEL)")
 	fs.StringVar(&o.logFormat, "log-format", "text", "text or json (SANDBOXD_LOG_FORMAT)")
 	fs.DurationVar(&o.shutdownGrace, "shutdown-grace", server.DefaultShutdownGrace, "how long in-flight calls get to finish on SIGTERM before they are cancelled (SANDBOXD_SHUTDOWN_GRACE)")
+	fs.DurationVar(&o.diagTimeout, "diagnostics-timeout", server.DefaultDiagnosticsTimeout, "how long the checks Write and Edit run on the files they change may take (go vet, pyflakes, tsc, cargo check); 0 turns them off (SANDBOXD_DIAGNOSTICS_TIMEOUT)")
 	fs.BoolVar(&o.stdio, "stdio", false, "serve MCP over stdin and stdout instead of HTTP (SANDBOXD_STDIO)")
 	fs.BoolVar(&o.lifeline, "exit-on-stdin-eof", false, "shut down when stdin ends: a provider holding the container's stdin takes sandboxd down with it (SANDBOXD_EXIT_ON_STDIN_EOF)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")

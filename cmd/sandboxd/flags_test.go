@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/server"
 )
 
 func TestOptionsFromEnvAndFlags(t *testing.T) {
@@ -41,6 +44,38 @@ func TestOptionsFromEnvAndFlags(t *testing.T) {
 	}
 }
 
+// TestDiagnosticsTimeoutOption: the flag's 0 turns the checks off,
+// which the server's Config says with a negative limit (its zero is the
+// default).
+func TestDiagnosticsTimeoutOption(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		env  string
+		want time.Duration
+	}{
+		{nil, "", server.DefaultDiagnosticsTimeout},
+		{[]string{"--diagnostics-timeout", "2s"}, "", 2 * time.Second},
+		{nil, "750ms", 750 * time.Millisecond},
+		{[]string{"--diagnostics-timeout", "0"}, "3s", -1},
+	} {
+		getenv := func(k string) string {
+			if k == "SANDBOXD_DIAGNOSTICS_TIMEOUT" {
+				return c.env
+			}
+			return ""
+		}
+		o, err := parseOptions(append([]string{"--workspace", dir}, c.args...), getenv, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, err := o.config(getenv)
+		if err != nil || cfg.DiagnosticsTimeout != c.want {
+			t.Errorf("%v with env %q: %v, %v; want %v", c.args, c.env, cfg.DiagnosticsTimeout, err, c.want)
+		}
+	}
+}
+
 func TestOptionErrors(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(file, []byte("x"), 0o644)
@@ -58,6 +93,7 @@ func TestOptionErrors(t *testing.T) {
 		{[]string{"--log-format", "xml"}, "--log-format"},
 		{[]string{"--max-body", "0"}, "--max-body"},
 		{[]string{"stray"}, "unexpected argument"},
+		{[]string{"--diagnostics-timeout", "-1s"}, "--diagnostics-timeout"},
 	} {
 		o, err := parseOptions(c.args, func(string) string { return "" }, io.Discard)
 		if err == nil {

@@ -248,19 +248,27 @@ func (o options) config(getenv func(string) string) (server.Config, bool, error)
 		}
 		origins = append(origins, origin)
 	}
+	if o.diagTimeout < 0 {
+		return server.Config{}, false, fmt.Errorf("--diagnostics-timeout %s: want a duration of 0 (off) or more", o.diagTimeout)
+	}
+	diagTimeout := o.diagTimeout
+	if diagTimeout == 0 {
+		diagTimeout = -1 // off; the Config's zero is the default
+	}
 	if o.maxBody <= 0 {
 		return server.Config{}, false, fmt.Errorf("--max-body %d: want a positive number of bytes", o.maxBody)
 	}
 	return server.Config{
-		Workspaces:     workspaces,
-		Token:          token,
-		AllowedOrigins: origins,
-		ReadOnly:       o.readonly,
-		AllowGitWrites: o.allowGitWrites,
-		Secrets:        secrets,
-		Env:            os.Environ(),
-		MaxBody:        o.maxBody,
-		ShutdownGrace:  o.shutdownGrace,
+		Workspaces:         workspaces,
+		Token:              token,
+		AllowedOrigins:     origins,
+		ReadOnly:           o.readonly,
+		AllowGitWrites:     o.allowGitWrites,
+		Secrets:            secrets,
+		Env:                os.Environ(),
+		MaxBody:            o.maxBody,
+		ShutdownGrace:      o.shutdownGrace,
+		DiagnosticsTimeout: diagTimeout,
 	}, generated, nil
 }
 

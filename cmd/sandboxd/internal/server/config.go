@@ -60,6 +60,10 @@ type Config struct {
 	// TracerProvider, when set, makes a span of each tool call; nil
 	// makes none.
 	TracerProvider trace.TracerProvider
+	// DiagnosticsTimeout bounds the checks Write and Edit run on the
+	// files they change: 0 means DefaultDiagnosticsTimeout, negative
+	// turns the checks off.
+	DiagnosticsTimeout time.Duration
 	// RipgrepPath overrides where rg is found (default: on PATH).
 	RipgrepPath string
 }

@@ -125,13 +125,13 @@ func (s *Server) registerTools(m *mcpserver.MCPServer) {
 		return
 	}
 	m.AddTool(mcp.NewTool("Write", append(ws,
-		mcp.WithDescription("Write a file in the workspace, atomically, creating parent directories. Overwriting an existing file requires having Read it in this session, and it must not have changed since. The file's mode is kept."),
+		mcp.WithDescription("Write a file in the workspace, atomically, creating parent directories. Overwriting an existing file requires having Read it in this session, and it must not have changed since. The file's mode is kept."+diagnosticsNote),
 		mcp.WithString("file_path", mcp.Required(), mcp.Description("The file to write")),
 		mcp.WithString("content", mcp.Required(), mcp.Description("The content to write")),
 		mcp.WithDestructiveHintAnnotation(true),
 	)...), s.handler("Write", s.inSpace(s.write)))
 	m.AddTool(mcp.NewTool("Edit", append(ws,
-		mcp.WithDescription("Replace an exact string in a file. old_string must occur exactly once unless replace_all is set. The file must have been Read in this session and not changed since."),
+		mcp.WithDescription("Replace an exact string in a file. old_string must occur exactly once unless replace_all is set. The file must have been Read in this session and not changed since."+diagnosticsNote),
 		mcp.WithString("file_path", mcp.Required(), mcp.Description("The file to edit")),
 		mcp.WithString("old_string", mcp.Required(), mcp.Description("The exact text to replace")),
 		mcp.WithString("new_string", mcp.Required(), mcp.Description("The text to replace it with")),
@@ -158,6 +158,8 @@ func (s *Server) registerTools(m *mcpserver.MCPServer) {
 	)...), s.handler("KillShell", s.killShell))
 	s.registerVerifyTools(m, ws)
 }
+
+const diagnosticsNote = " After the change, the file's package is checked (Go: go vet; Python: pyflakes; TypeScript: tsc; Rust: cargo check) and its problems follow as file:line:col: rule: message, within a time limit the result says when it hits."
 
 // workspaceParam is the workspace argument, offered only when there is a
 // choice to make.
@@ -186,7 +188,12 @@ func (s *Server) write(ctx context.Context, sp *space, req mcp.CallToolRequest) 
 	if err != nil {
 		return "", err
 	}
-	return sp.files.Write(s.ledger(ctx), path, content)
+	out, err := sp.files.Write(s.ledger(ctx), path, content)
+	if err != nil {
+		return "", err
+	}
+	out += s.diagnoseChanged(ctx, sp, path)
+	return out, nil
 }
 
 func (s *Server) edit(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
@@ -202,7 +209,12 @@ func (s *Server) edit(ctx context.Context, sp *space, req mcp.CallToolRequest) (
 	if err != nil {
 		return "", err
 	}
-	return sp.files.Edit(s.ledger(ctx), path, oldString, newString, req.GetBool("replace_all", false))
+	out, err := sp.files.Edit(s.ledger(ctx), path, oldString, newString, req.GetBool("replace_all", false))
+	if err != nil {
+		return "", err
+	}
+	out += s.diagnoseChanged(ctx, sp, path)
+	return out, nil
 }
 
 func (s *Server) glob(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {

@@ -23,7 +23,7 @@ func (s *Server) registerVerifyTools(m *mcpserver.MCPServer, ws []mcp.ToolOption
 	common := func(opts ...mcp.ToolOption) []mcp.ToolOption {
 		all := append(slices.Clone(ws), opts...)
 		return append(all,
-			mcp.WithString("path", mcp.Description("Directory to check, inside a project (found by its go.mod here or above); default the workspace root")),
+			mcp.WithString("path", mcp.Description("Directory to check, inside a project (found by its marker here or above: go.mod, Cargo.toml, pyproject.toml/setup.py/setup.cfg/pytest.ini/tox.ini, package.json/tsconfig.json; the nearest wins); default the workspace root")),
 			mcp.WithNumber("timeout", mcp.Description(fmt.Sprintf("Timeout for the whole call in milliseconds (default %d, max %d); it kills every process the check started",
 				verify.DefaultTimeout.Milliseconds(), verify.MaxTimeout.Milliseconds()))),
 			mcp.WithDestructiveHintAnnotation(false),
@@ -31,15 +31,15 @@ func (s *Server) registerVerifyTools(m *mcpserver.MCPServer, ws []mcp.ToolOption
 		)
 	}
 	m.AddTool(mcp.NewTool("run_tests", common(
-		mcp.WithDescription("Run the project's tests (Go: go test -json -count=1). Failed tests are findings: their file:line log lines (rule test:TestName) and one line per failed test; the summary counts passed, failed and skipped tests and names packages that failed to build."+verifyResult),
+		mcp.WithDescription("Run the project's tests (Go: go test -json -count=1; Rust: cargo test; Python: pytest; Node.js: node --test). Failed tests are findings with the rule test:TestName (Go: their file:line log lines and one line per failed test); the summary counts passed, failed and skipped tests and names packages that failed to build."+verifyResult),
 		mcp.WithString("packages", mcp.Description("Space-separated package patterns to test; default ./...")),
 		mcp.WithString("run", mcp.Description("Only tests matching this regular expression (go test -run)")),
 	)...), s.handler("run_tests", s.inSpace(s.runTests)))
 	m.AddTool(mcp.NewTool("run_lint", common(
-		mcp.WithDescription("Run the project's linters (Go: go vet, and staticcheck when it is installed); the rule is the analyzer or check, e.g. printf or SA4006. The summary says which linters ran and which are not installed."+verifyResult),
+		mcp.WithDescription("Run the project's linters (Go: go vet, and staticcheck when it is installed; Rust: cargo clippy; Python: flake8; Node.js: eslint); the rule is the analyzer or check, e.g. printf, SA4006, clippy::ptr_arg, F401, no-unused-vars. The summary says which linters ran and which are not installed."+verifyResult),
 	)...), s.handler("run_lint", s.inSpace(s.runLint)))
 	m.AddTool(mcp.NewTool("run_typecheck", common(
-		mcp.WithDescription("Type-check the project without running it (Go: compile every package and its tests); errors have the rule compile."+verifyResult),
+		mcp.WithDescription("Type-check the project without running it (Go: compile every package and its tests, rule compile; Rust: cargo check; Python: mypy; TypeScript: tsc --noEmit)."+verifyResult),
 	)...), s.handler("run_typecheck", s.inSpace(s.runTypecheck)))
 }
 

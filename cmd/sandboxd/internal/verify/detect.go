@@ -44,8 +44,11 @@ type TestOptions struct {
 }
 
 // DefaultDetectors are the project types sandboxd knows, in the order
-// they are tried.
-func DefaultDetectors() []Detector { return []Detector{GoDetector{}} }
+// they are tried: in a directory that holds markers of several, the
+// first wins.
+func DefaultDetectors() []Detector {
+	return []Detector{GoDetector{}, RustDetector{}, PythonDetector{}, NodeDetector{}}
+}
 
 // NoProjectError says no detector recognized the directory or any
 // directory above it in the workspace.

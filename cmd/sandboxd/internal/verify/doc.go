@@ -4,10 +4,16 @@
 // into findings an agent can act on, one per line as
 // "file:line:col: rule: message" with paths relative to the workspace.
 //
-// A Detector recognizes a project type by its marker file (go.mod for Go)
-// in the directory asked for or one above it, up to the workspace root.
-// The Project it returns describes each check as Steps: a command and a
-// Parser for its output. Only Go is supported so far.
+// A Detector recognizes a project type by its marker file (go.mod for Go,
+// Cargo.toml for Rust, pyproject.toml and the like for Python,
+// package.json or tsconfig.json for Node.js) in the directory asked for or
+// one above it, up to the workspace root; the nearest wins. The Project it
+// returns describes each check as Steps: a command and a Parser for its
+// output, which may be a report file the tool writes (JUnit XML).
+//
+// Diagnose is the quick check of the files an edit changed: one fast
+// checker per language, on the file's package or module only, its
+// findings kept to the changed files.
 //
 // Commands run through shared/shell: in their own process group, with
 // empty stdin, exactly the environment the Verifier was given, and a

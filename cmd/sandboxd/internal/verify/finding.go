@@ -17,7 +17,8 @@ const (
 
 // Finding is one problem a check reported. A finding tied to no file
 // (a failed test, a package that failed for a reason without a position)
-// names its Package instead.
+// names its Package instead. A finding about a test also names the test
+// in Test, and its Rule is "test:" and the test's name.
 type Finding struct {
 	File     string // relative to the workspace once the Verifier has placed it
 	Line     int    // 1-based; 0 when unknown
@@ -25,7 +26,10 @@ type Finding struct {
 	Rule     string // "compile", a vet analyzer, a staticcheck code, "test:TestName"
 	Message  string // one line
 	Severity Severity
-	Package  string // import path or directory, for findings without a File
+	Package  string // import path, module, crate or suite the finding belongs to
+	// Test is the failed test's own name ("TestAdd", "tests::adds"),
+	// apart from its Package, for findings about a test.
+	Test string
 }
 
 // String renders f as "file:line:col: rule: message", leaving out what is

@@ -227,7 +227,7 @@ func keepRecent(recent []string, line string) []string {
 func (p *goTestParser) reportTest(ev testEvent, t *testState) {
 	rule := "test:" + ev.Test
 	for _, f := range t.located {
-		f.Rule, f.Package = rule, ev.Package
+		f.Rule, f.Package, f.Test = rule, ev.Package, ev.Test
 		p.add(f)
 	}
 	msg := fmt.Sprintf("FAIL (%.2fs)", ev.Elapsed)
@@ -237,7 +237,7 @@ func (p *goTestParser) reportTest(ev testEvent, t *testState) {
 	case len(t.located) == 0 && len(t.recent) > 0:
 		msg += ": " + strings.Join(t.recent, "\n")
 	}
-	p.add(Finding{Package: ev.Package, Rule: rule, Message: msg})
+	p.add(Finding{Package: ev.Package, Test: ev.Test, Rule: rule, Message: msg})
 }
 
 func (p *goTestParser) pkg(name string) *pkgState {
@@ -308,7 +308,7 @@ func (p *goTestParser) Finish(exitCode int) Outcome {
 			return keys[i].pkg < keys[j].pkg || keys[i].pkg == keys[j].pkg && keys[i].test < keys[j].test
 		})
 		for _, k := range keys {
-			p.add(Finding{Package: k.pkg, Rule: "test:" + k.test, Message: "still running when the command was stopped"})
+			p.add(Finding{Package: k.pkg, Test: k.test, Rule: "test:" + k.test, Message: "still running when the command was stopped"})
 		}
 	}
 	var parts []string

@@ -155,8 +155,20 @@ func TestParsersNeverPanic(t *testing.T) {
 	}
 	parsers := map[string]func() Parser{
 		"go test": newGoTestParser(true), "vet": newVetParser, "staticcheck": newStaticcheckParser,
+		"junit": newJUnitParser(false), "junit (suites)": newJUnitParser(true),
+		"cargo": newCargoParser(false), "cargo test": newCargoParser(true),
+		"pyflakes": newPyflakesParser, "flake8": newFlake8Parser, "mypy": newMypyParser,
+		"tsc": newTscParser, "eslint": newESLintParser,
 	}
-	inputs := []string{capturedGoTest, capturedVet, capturedVetStderr, capturedStaticcheck}
+	inputs := []string{capturedGoTest, capturedVet, capturedVetStderr, capturedStaticcheck,
+		`<testsuites><testsuite name="s"><testcase classname="m" name="t" file="a.py" line="-3"><failure message="boom">a.py:99999999999999999999: E</failure></testcase></testsuite></testsuites>`,
+		`<testcase name="x"><error>file:///a/b.js:1:2</error></testcase><testsuite><testsuite></testsuite>`,
+		`{"reason":"compiler-message","message":{"message":"m","level":"error","code":{"code":"E1"},"spans":[{"file_name":"a.rs","line_start":-5,"column_start":-1,"is_primary":true}]}}`,
+		"test a::b ... FAILED\n---- a::b stdout ----\nthread 'a::b' panicked at src/x.rs:99999999999999999999:1:\nboom\nfailures:\n",
+		"a.ts(99999999999999999999,1): error TS1: m\n  more\nerror TS5: global",
+		`[{"filePath":"a.js","messages":[{"ruleId":null,"severity":2,"message":"m","line":-1,"column":-2}]}]`,
+		"a.py:1:2: error: m  [code]\na.py:3: note: n",
+	}
 	rng := rand.New(rand.NewSource(1))
 	for range random {
 		b := make([]byte, rng.Intn(400))
@@ -180,6 +192,9 @@ func TestParsersNeverPanic(t *testing.T) {
 				for _, stream := range []Stream{Stdout, Stderr} {
 					p := newParser()
 					feed(p, stream, in[:cut])
+					if rr, ok := p.(ReportReader); ok {
+						rr.Report([]byte(in[:cut]))
+					}
 					out := p.Finish(-1)
 					for _, f := range out.Findings {
 						if f.Line < 0 || f.Col < 0 || len(f.Message) > maxMessage+len("…") || strings.Contains(f.Message, "\n") {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +35,27 @@ func (v *Verifier) run(ctx context.Context, st Step, cwd string, timeout time.Du
 		return res, fmt.Errorf("%s: %w", st.Tool, err)
 	}
 	parser := st.NewParser()
+	args := st.Args
+	var report string
+	if st.ReportFlag != "" {
+		dir, err := v.reportDir()
+		if err != nil {
+			return res, fmt.Errorf("%s: %w", st.Tool, err)
+		}
+		defer os.RemoveAll(dir)
+		report = filepath.Join(dir, "report")
+		// Before any "--", after which it would be taken for a path.
+		at := slices.Index(args, "--")
+		if at < 0 {
+			at = len(args)
+		}
+		args = slices.Insert(slices.Clone(args), at, st.ReportFlag+report)
+	}
+	env := withEnv(v.opts.Env, "PWD", cwd)
+	for _, kv := range st.Env {
+		k, val, _ := strings.Cut(kv, "=")
+		env = withEnv(env, k, val)
+	}
 	// Each stream keeps its own tail: a chatty stdout must not push the
 	// one line on stderr that says what went wrong out of view.
 	raw := [2]*tail{newTail(tailBytes), newTail(tailBytes)}
@@ -48,8 +71,8 @@ func (v *Verifier) run(ctx context.Context, st Step, cwd string, timeout time.Du
 	stdout, stderr := sink(Stdout), sink(Stderr)
 	p, err := shell.Start(ctx, sandbox.Request{
 		Command: bin,
-		Args:    st.Args,
-		Env:     withEnv(v.opts.Env, "PWD", cwd),
+		Args:    args,
+		Env:     env,
 	}, shell.Options{
 		Dir:        cwd,
 		Timeout:    timeout,
@@ -81,6 +104,11 @@ func (v *Verifier) run(ctx context.Context, st Step, cwd string, timeout time.Du
 	default:
 		return res, fmt.Errorf("%s: %w", st.Tool, werr)
 	}
+	if report != "" {
+		if rr, ok := parser.(ReportReader); ok {
+			rr.Report(readReport(report))
+		}
+	}
 	res.Outcome = parser.Finish(res.ExitCode)
 	if (res.ExitCode != 0 || res.TimedOut) && len(res.Outcome.Findings) == 0 {
 		res.Tail = raw[Stdout].String()
@@ -89,6 +117,41 @@ func (v *Verifier) run(ctx context.Context, st Step, cwd string, timeout time.Du
 		}
 	}
 	return res, nil
+}
+
+// maxReport bounds the report file a step's tool writes.
+const maxReport = 64 << 20
+
+// reportDir makes a private directory for a tool's report file, outside
+// the workspace so the report never shows up in it, and owned by the
+// user the tool runs as so it can write there.
+func (v *Verifier) reportDir() (string, error) {
+	dir, err := os.MkdirTemp("", "sandboxd-report-")
+	if err != nil {
+		return "", fmt.Errorf("report directory: %w", err)
+	}
+	if c := v.opts.Credential; c != nil {
+		if err := os.Chown(dir, int(c.Uid), int(c.Gid)); err != nil {
+			os.RemoveAll(dir)
+			return "", fmt.Errorf("report directory: %w", err)
+		}
+	}
+	return dir, nil
+}
+
+// readReport is the report file's content, at most maxReport bytes of
+// it, or nil when the tool wrote none (it failed before it could).
+func readReport(path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxReport))
+	if err != nil {
+		return nil
+	}
+	return data
 }
 
 // lookPath finds name on the PATH the command will see, not sandboxd's

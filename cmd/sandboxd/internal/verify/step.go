@@ -13,6 +13,28 @@ type Step struct {
 	Optional bool
 	// NewParser returns a fresh parser for one run.
 	NewParser func() Parser
+	// Dir, when set, is the workspace-relative directory the step runs
+	// in, for tools that name files relative to their project's root
+	// (pytest, cargo); empty is the directory the call asked for.
+	Dir string
+	// Env adds "K=V" entries to the Verifier's environment, replacing
+	// those of the same name.
+	Env []string
+	// ReportFlag, when set, makes the step write a report file: the
+	// runner adds ReportFlag followed by the path of a fresh file outside
+	// the workspace as one argument (e.g. "--junitxml="), at the end of
+	// Args or before their "--", and
+	// hands what the tool wrote there to the parser, which must then be
+	// a ReportReader.
+	ReportFlag string
+}
+
+// ReportReader is a Parser that also reads a report file a tool wrote
+// (see Step.ReportFlag). Report is called once, before Finish, with
+// nil when the tool wrote no file.
+type ReportReader interface {
+	Parser
+	Report(data []byte)
 }
 
 // Parser reads one command's output a line at a time, as it arrives. It
@@ -61,6 +83,7 @@ func (c *collector) add(f Finding) {
 	f.File = truncate(f.File, maxPath)
 	f.Package = truncate(f.Package, maxPath)
 	f.Rule = truncate(f.Rule, 200)
+	f.Test = truncate(f.Test, 1000)
 	if f.Severity == "" {
 		f.Severity = SeverityError
 	}

@@ -117,14 +117,18 @@ func (v *Verifier) check(ctx context.Context, check string, req Request, steps f
 	}
 	deadline := time.Now().Add(timeoutOf(req))
 	r := &Report{Check: check, Project: project.Name(), maxShown: v.opts.MaxShown}
-	pl := placer{cwd: cwd, rel: v.ws.Rel}
 	for _, st := range steps(project) {
+		dir := cwd
+		if st.Dir != "" {
+			dir = filepath.Join(v.ws.Dir(), st.Dir)
+		}
+		pl := placer{cwd: dir, rel: v.ws.Rel}
 		left := time.Until(deadline)
 		if left <= 0 {
 			r.add(StepResult{Tool: st.Tool, TimedOut: true, Timeout: timeoutOf(req), Skipped: true})
 			continue
 		}
-		res, err := v.run(ctx, st, cwd, left)
+		res, err := v.run(ctx, st, dir, left)
 		if err != nil {
 			return nil, err
 		}

@@ -275,7 +275,7 @@ func TestPathAndPackages(t *testing.T) {
 	if s := r.String(); !strings.Contains(s, "(1 passed, 1 failed, 0 skipped)") {
 		t.Errorf("packages ./sub2 ./sub:\n%s", s)
 	}
-	if _, err := v.Typecheck(testCtx(t), Request{}); err == nil || err.Error() != "no supported project found at the workspace root (looked for go.mod)" {
+	if _, err := v.Typecheck(testCtx(t), Request{}); err == nil || err.Error() != "no supported project found at the workspace root (looked for go.mod, Cargo.toml, pyproject.toml, setup.py, setup.cfg, pytest.ini, tox.ini, package.json, tsconfig.json)" {
 		t.Errorf("no go.mod at or above the root: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
 	"github.com/altairalabs/promptkit-sandbox/internal/sandboxdimage"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 )
@@ -48,26 +49,26 @@ func TestCodegenRealImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("provisioned %s in %v (up to its MCP initialize answering)", img.Ref, time.Since(start).Round(time.Millisecond))
-	cs := connectMCP(t, got.Endpoint, got.Token)
+	cs := mcptest.Connect(t, got.Endpoint, got.Token)
 
-	if out := callText(t, cs, "Read", map[string]any{"file_path": "tiny.go"}); !strings.Contains(out, "return a - b") {
+	if out := mcptest.CallText(t, cs, "Read", map[string]any{"file_path": "tiny.go"}); !strings.Contains(out, "return a - b") {
 		t.Errorf("Read: %q", out)
 	}
-	if out := callText(t, cs, "Grep", map[string]any{"pattern": "func Add"}); !strings.Contains(out, "tiny.go") {
+	if out := mcptest.CallText(t, cs, "Grep", map[string]any{"pattern": "func Add"}); !strings.Contains(out, "tiny.go") {
 		t.Errorf("Grep: %q", out)
 	}
-	if out := callText(t, cs, "Glob", map[string]any{"pattern": "*_test.go"}); !strings.Contains(out, "tiny_test.go") {
+	if out := mcptest.CallText(t, cs, "Glob", map[string]any{"pattern": "*_test.go"}); !strings.Contains(out, "tiny_test.go") {
 		t.Errorf("Glob: %q", out)
 	}
-	if out := callText(t, cs, "run_tests", map[string]any{}); !strings.Contains(out, "0 passed, 1 failed") {
+	if out := mcptest.CallText(t, cs, "run_tests", map[string]any{}); !strings.Contains(out, "0 passed, 1 failed") {
 		t.Errorf("run_tests before the fix: %q", out)
 	}
-	callText(t, cs, "Edit", map[string]any{"file_path": "tiny.go", "old_string": "return a - b", "new_string": "return a + b"})
-	callText(t, cs, "Write", map[string]any{"file_path": "NOTES.md", "content": "fixed Add\n"})
-	if out := callText(t, cs, "run_tests", map[string]any{}); !strings.Contains(out, "1 passed, 0 failed") {
+	mcptest.CallText(t, cs, "Edit", map[string]any{"file_path": "tiny.go", "old_string": "return a - b", "new_string": "return a + b"})
+	mcptest.CallText(t, cs, "Write", map[string]any{"file_path": "NOTES.md", "content": "fixed Add\n"})
+	if out := mcptest.CallText(t, cs, "run_tests", map[string]any{}); !strings.Contains(out, "1 passed, 0 failed") {
 		t.Errorf("run_tests after the fix: %q", out)
 	}
-	out := callText(t, cs, "Bash", map[string]any{"command": "id -u; ls /sys/class/net; git init -q && echo git-ok"})
+	out := mcptest.CallText(t, cs, "Bash", map[string]any{"command": "id -u; ls /sys/class/net; git init -q && echo git-ok"})
 	if fields := strings.Fields(out); len(fields) != 3 || fields[0] != "1234" || fields[1] != "lo" || fields[2] != "git-ok" {
 		t.Errorf("Bash (uid, network interfaces, git): %q; want 1234, only lo, git-ok", out)
 	}

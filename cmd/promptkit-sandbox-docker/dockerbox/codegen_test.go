@@ -14,9 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
@@ -56,52 +55,6 @@ func ownedWorkspace(t *testing.T, uid, gid int) string {
 	return ws
 }
 
-type bearerRT struct{ token string }
-
-func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	if b.token != "" {
-		r.Header.Set("Authorization", "Bearer "+b.token)
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-// connectMCP connects the official Go SDK client to a provisioned endpoint.
-func connectMCP(t *testing.T, endpoint, token string) *mcp.ClientSession {
-	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "codegen-test", Version: "0"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearerRT{token}}, MaxRetries: -1,
-	}, nil)
-	if err != nil {
-		t.Fatalf("connect to %s: %v", endpoint, err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
-
-func callText(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	if res.IsError {
-		t.Fatalf("%s failed: %s", name, b.String())
-	}
-	return b.String()
-}
-
 // TestCodegenProvision is the provider end to end on the real engine:
 // an independent MCP client at the endpoint lists the tools and reads
 // and writes the mounted workspace; a missing or wrong token is refused;
@@ -123,7 +76,7 @@ func TestCodegenProvision(t *testing.T) {
 		t.Fatal(err)
 	}
 	provisioned := time.Since(start)
-	cs := connectMCP(t, got.Endpoint, got.Token)
+	cs := mcptest.Connect(t, got.Endpoint, got.Token)
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -138,11 +91,11 @@ func TestCodegenProvision(t *testing.T) {
 			t.Errorf("tool %s missing from %v", want, names)
 		}
 	}
-	if out := callText(t, cs, "Read", map[string]any{"file_path": "hello.txt"}); !strings.Contains(out, "from the host") {
+	if out := mcptest.CallText(t, cs, "Read", map[string]any{"file_path": "hello.txt"}); !strings.Contains(out, "from the host") {
 		t.Errorf("Read: %q", out)
 	}
-	callText(t, cs, "Write", map[string]any{"file_path": "agent.txt", "content": "from the agent\n"})
-	if out := callText(t, cs, "Glob", map[string]any{"pattern": "*.txt"}); !strings.Contains(out, "agent.txt") {
+	mcptest.CallText(t, cs, "Write", map[string]any{"file_path": "agent.txt", "content": "from the agent\n"})
+	if out := mcptest.CallText(t, cs, "Glob", map[string]any{"pattern": "*.txt"}); !strings.Contains(out, "agent.txt") {
 		t.Errorf("Glob: %q", out)
 	}
 	fi, err := os.Stat(filepath.Join(ws, "agent.txt"))
@@ -157,7 +110,7 @@ func TestCodegenProvision(t *testing.T) {
 	for label, tok := range map[string]string{"no token": "", "wrong token": "x" + got.Token} {
 		req, _ := http.NewRequest(http.MethodPost, got.Endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 		req.Header.Set("Content-Type", "application/json")
-		resp, err := (&http.Client{Transport: bearerRT{tok}}).Do(req)
+		resp, err := (&http.Client{Transport: mcptest.Bearer{Token: tok}}).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,8 +188,8 @@ func TestCodegenOwnWorkspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := connectMCP(t, got.Endpoint, got.Token)
-	callText(t, cs, "Write", map[string]any{"file_path": "x.txt", "content": "x\n"})
+	cs := mcptest.Connect(t, got.Endpoint, got.Token)
+	mcptest.CallText(t, cs, "Write", map[string]any{"file_path": "x.txt", "content": "x\n"})
 	if got.Details["workspace_by"] != "provider" {
 		t.Errorf("details %v", got.Details)
 	}
@@ -329,7 +282,7 @@ func TestCodegenTenAtOnce(t *testing.T) {
 		if errs[i] != nil {
 			t.Fatalf("provision %d: %v", i, errs[i])
 		}
-		cs := connectMCP(t, eps[i].Endpoint, eps[i].Token)
+		cs := mcptest.Connect(t, eps[i].Endpoint, eps[i].Token)
 		if _, err := cs.ListTools(context.Background(), nil); err != nil {
 			t.Errorf("sandbox %d: %v", i, err)
 		}

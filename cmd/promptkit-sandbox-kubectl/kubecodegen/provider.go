@@ -1,0 +1,187 @@
+package kubecodegen
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/promptkit-sandbox-kubectl/kubebox"
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
+	"github.com/altairalabs/promptkit-sandbox/shared/loopback"
+	"github.com/altairalabs/promptkit-sandbox/shared/mcpready"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// Calls are the API requests the provider makes, as RBAC verb and
+// resource (core group unless named): deploy/kubernetes/codegen grants
+// exactly these. It never reads a Secret.
+var Calls = []struct{ Verb, Group, Resource string }{
+	{"create", "", "secrets"}, {"delete", "", "secrets"},
+	{"create", "networking.k8s.io", "networkpolicies"}, {"delete", "networking.k8s.io", "networkpolicies"},
+	{"create", "", "services"}, {"delete", "", "services"},
+	{"create", "", "pods"}, {"get", "", "pods"}, {"delete", "", "pods"},
+	{"get", "", "pods/log"}, // sandboxd's last words when it fails to come up
+}
+
+// Provider serves kubectl_codegen.
+type Provider struct {
+	log   hclog.Logger
+	boxes *provision.Holder
+}
+
+var _ plugin.Provider = (*Provider)(nil)
+
+// NewProvider returns the kubectl_codegen provider.
+func NewProvider(log hclog.Logger) *Provider {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	return &Provider{log: log, boxes: provision.NewHolder(log)}
+}
+
+// Check validates a kubectl_codegen configuration.
+func (p *Provider) Check(_ string, cfg map[string]any) error {
+	_, err := parseConfig(cfg)
+	return err
+}
+
+// Release deletes the sandbox's objects and waits for its Pod to go.
+func (p *Provider) Release(ctx context.Context, id string) error { return p.boxes.Release(ctx, id) }
+
+// List returns the sandboxes held, without their tokens.
+func (p *Provider) List(context.Context) ([]plugin.Provisioned, error) { return p.boxes.List(), nil }
+
+// Close releases every sandbox: nothing the plugin started outlives it.
+func (p *Provider) Close() error { return p.boxes.Close() }
+
+// Provision creates a sandbox's objects and returns once an MCP
+// initialize through its endpoint has been answered. Whatever fails,
+// nothing of it is left.
+func (p *Provider) Provision(ctx context.Context, spec plugin.ProvisionSpec) (plugin.Provisioned, error) {
+	set, err := parseConfig(spec.Config)
+	if err != nil {
+		return plugin.Provisioned{}, err
+	}
+	if spec.Workspace != "" {
+		return plugin.Provisioned{}, fmt.Errorf("%s: a workspace is a PersistentVolumeClaim in the cluster (key workspace_pvc), not a host directory (%s)", Mode, spec.Workspace)
+	}
+	rc, ns, err := kubebox.ClientConfig(set.kubeconfig, set.context)
+	if err != nil {
+		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, Mode, err)
+	}
+	if set.namespace != "" {
+		ns = set.namespace
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, Mode, err)
+	}
+	id := newID()
+	b := &box{cs: cs, host: rc.Host, idle: set.idle, o: objects{id: id, name: podPrefix + id, ns: ns, sandboxName: spec.Name, set: set}}
+	ok := false
+	defer func() {
+		if !ok {
+			if err := b.teardown(context.WithoutCancel(ctx)); err != nil {
+				p.log.Warn("cleaning up a failed provision", "id", id, "error", err)
+			}
+		}
+	}()
+	token := newToken()
+	svcIP, err := b.create(ctx, token)
+	if err != nil {
+		return plugin.Provisioned{}, err
+	}
+	if b.fwd, err = loopback.New(loopback.TCP(net.JoinHostPort(svcIP, strconv.Itoa(Port)))); err != nil {
+		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, Mode, err)
+	}
+	endpoint := "http://" + b.fwd.Addr() + mcpready.Path
+	watch := b.watchPod()
+	defer watch.stop()
+	if err := mcpready.Wait(ctx, Mode, endpoint, token, watch); err != nil {
+		return plugin.Provisioned{}, err
+	}
+	b.info = plugin.Provisioned{
+		ID: id, Name: spec.Name, Mode: Mode, Endpoint: endpoint, Token: token, Created: time.Now(),
+		Workspace: map[bool]string{true: "pvc:" + set.workspacePVC, false: "emptyDir"}[set.workspacePVC != ""],
+		Details: map[string]string{
+			"namespace": ns, "pod": b.o.name, "image": set.image, "network": set.network,
+			"service_endpoint": fmt.Sprintf("http://%s.%s.svc:%d%s", b.o.name, ns, Port, mcpready.Path),
+			"idle_timeout":     set.idle.String(),
+		},
+	}
+	if err := p.boxes.Add(b); err != nil {
+		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, Mode, err)
+	}
+	ok = true
+	return b.info, nil
+}
+
+// create makes the objects, owner first and the NetworkPolicy before the
+// Pod, and returns the Service's cluster IP.
+func (b *box) create(ctx context.Context, token string) (string, error) {
+	o := b.o
+	secret, err := b.cs.CoreV1().Secrets(o.ns).Create(ctx, o.secret(token), metav1.CreateOptions{})
+	if err != nil {
+		return "", b.apiErr("create Secret "+o.name, err)
+	}
+	b.created = true
+	if _, err := b.cs.NetworkingV1().NetworkPolicies(o.ns).Create(ctx, o.networkPolicy(secret), metav1.CreateOptions{}); err != nil {
+		return "", b.apiErr("create NetworkPolicy "+o.name, err)
+	}
+	svc, err := b.cs.CoreV1().Services(o.ns).Create(ctx, o.service(secret), metav1.CreateOptions{})
+	if err != nil {
+		return "", b.apiErr("create Service "+o.name, err)
+	}
+	if _, err := b.cs.CoreV1().Pods(o.ns).Create(ctx, o.pod(secret), metav1.CreateOptions{}); err != nil {
+		return "", b.apiErr("create Pod "+o.name, err)
+	}
+	if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone {
+		return "", sandbox.Errorf(sandbox.KindStart, "%s: Service %s/%s has no cluster IP", Mode, o.ns, o.name)
+	}
+	return svc.Spec.ClusterIP, nil
+}
+
+// apiErr classifies an API failure while provisioning: an unreachable
+// API server is KindTransport, anything refused KindStart (nothing was
+// handed out), a refusal by RBAC pointing at the manifests.
+func (b *box) apiErr(op string, err error) error {
+	switch {
+	case apierrors.IsForbidden(err):
+		return sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s: %s in namespace %s: forbidden (deploy/kubernetes/codegen/rbac.yaml grants what the provider needs)", Mode, op, b.o.ns), err)
+	case isConnErr(err):
+		return sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s: %s: API server %s unreachable", Mode, op, b.host), err)
+	}
+	return sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s: %s in namespace %s", Mode, op, b.o.ns), err)
+}
+
+func isConnErr(err error) bool {
+	var ne net.Error
+	var oe *net.OpError
+	return errors.As(err, &oe) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "cg-" + hex.EncodeToString(b[:])
+}
+
+// newToken is 32 random bytes in hex: 64 characters, past sandboxd's
+// minimum for a listener beyond loopback.
+func newToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -39,11 +39,19 @@ type native struct {
 // the in-cluster service account when there is none, and returns it with
 // the namespace it names.
 func loadConfig(set settings) (*rest.Config, string, error) {
+	return ClientConfig(set.kubeconfig, set.context)
+}
+
+// ClientConfig loads the client configuration as kubectl does: kubeconfig
+// (or $KUBECONFIG, ~/.kube/config, or the pod's service account in a
+// cluster) at context (or its current one); it returns the namespace that
+// configuration names.
+func ClientConfig(kubeconfig, kubeContext string) (*rest.Config, string, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if set.kubeconfig != "" {
-		rules.ExplicitPath = set.kubeconfig
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
 	}
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: set.context})
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext})
 	cfg, err := cc.ClientConfig()
 	if err != nil {
 		return nil, "", fmt.Errorf("load Kubernetes client configuration: %w", err)

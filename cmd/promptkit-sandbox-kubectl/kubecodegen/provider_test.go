@@ -1,0 +1,213 @@
+package kubecodegen
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/internal/kubecluster"
+	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
+	"github.com/altairalabs/promptkit-sandbox/internal/sandboxdimage"
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// TestProvisionOnTheRealCluster is the provider end to end on the real
+// cluster, as the service account deploy/kubernetes/codegen makes: the
+// real sandboxd image, imported into the node, comes up; an independent
+// MCP client at the endpoint writes, reads and runs commands in the
+// workspace; inside, the sandbox can reach no pod while an unrestricted
+// pod reaches the same one; Release leaves no object behind.
+func TestProvisionOnTheRealCluster(t *testing.T) {
+	k := kubecluster.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	img, err := sandboxdimage.Ensure(ctx, sandboxdimage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := k.ImportImage(ctx, img.Ref); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("imported %s into the node in %v", img.Ref, time.Since(start).Round(time.Millisecond))
+	ns := k.Namespace(t)
+	kubeconfig := applyRBAC(t, k, ns)
+
+	// A web server, and a client whose egress nothing restricts.
+	web := k.RunPod(t, busyboxPod(t, k, ns, "web", "/bin/sh", "-c",
+		"mkdir -p /tmp/www && echo hi-from-web > /tmp/www/index.html && exec httpd -f -p 8080 -h /tmp/www"))
+	k.RunPod(t, busyboxPod(t, k, ns, "client"))
+	fetch := "printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 " + web.Status.PodIP + " 8080"
+	if out := k.Exec(t, ns, "client", "main", "/bin/sh", "-c", fetch); !strings.Contains(out, "hi-from-web") {
+		t.Fatalf("the unrestricted client cannot reach the web pod: %q", out)
+	}
+
+	p := NewProvider(nil)
+	t.Cleanup(func() { _ = p.Close() })
+	start = time.Now()
+	got, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: map[string]any{
+		"image": img.Ref, "kubeconfig": kubeconfig, "memory": "1Gi", "cpus": "1",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("provisioned in %v (up to its MCP initialize answering)", time.Since(start).Round(time.Millisecond))
+	if !strings.HasPrefix(got.Endpoint, "http://127.0.0.1:") || len(got.Token) != 64 || got.Details["namespace"] != ns {
+		t.Fatalf("Provision: %+v", got)
+	}
+	cs := mcptest.Connect(t, got.Endpoint, got.Token)
+	mcptest.CallText(t, cs, "Write", map[string]any{"file_path": "hello.txt", "content": "from the agent\n"})
+	if out := mcptest.CallText(t, cs, "Read", map[string]any{"file_path": "hello.txt"}); !strings.Contains(out, "from the agent") {
+		t.Errorf("Read: %q", out)
+	}
+	out := mcptest.CallText(t, cs, "Bash", map[string]any{"command": "id -u; cat hello.txt; ls /var/run/secrets/kubernetes.io 2>&1 | head -1"})
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 3 || lines[0] != "65532" || lines[1] != "from the agent" ||
+		!strings.Contains(lines[2], "No such file") {
+		t.Errorf("Bash (uid, the workspace, no service account token): %q", out)
+	}
+	// Egress is denied: the web pod the client reaches is out of reach,
+	// and so is the API server.
+	for _, addr := range []string{web.Status.PodIP + "/8080", "10.96.0.1/443"} {
+		out, _ := mcptest.Call(t, cs, "Bash", map[string]any{"command": "timeout 5 bash -c 'exec 3<>/dev/tcp/" + addr + "' && echo REACHED || echo blocked"})
+		if !strings.Contains(out, "blocked") || strings.Contains(out, "REACHED") {
+			t.Errorf("from inside the sandbox, %s: %q; want blocked", addr, out)
+		}
+	}
+	if out := k.Exec(t, ns, "client", "main", "/bin/sh", "-c", fetch); !strings.Contains(out, "hi-from-web") {
+		t.Errorf("the unrestricted client no longer reaches the web pod: %q", out)
+	}
+	if list, _ := p.List(ctx); len(list) != 1 || list[0].ID != got.ID || list[0].Token != "" {
+		t.Errorf("List: %+v", list)
+	}
+
+	if err := p.Release(ctx, got.ID); err != nil {
+		t.Fatal(err)
+	}
+	if left := objectsOf(t, k, ns, got.ID); len(left) > 0 {
+		t.Errorf("left after Release: %v", left)
+	}
+}
+
+// TestProvisionErrors: what is wrong is named, with its kind, and a
+// failed Provision leaves nothing.
+func TestProvisionErrors(t *testing.T) {
+	k := kubecluster.Shared(t)
+	ns := k.Namespace(t)
+	kubeconfig := applyRBAC(t, k, ns)
+	nothing := k.RoleKubeconfig(t, ns, "nothing")
+	p := NewProvider(nil)
+	t.Cleanup(func() { _ = p.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, tc := range []struct {
+		name string
+		cfg  map[string]any
+		kind sandbox.Kind
+		says string
+	}{
+		{"image missing", map[string]any{"image": "promptkit-test/no-such-image:1", "kubeconfig": kubeconfig}, sandbox.KindStart, "ErrImageNeverPull"},
+		{"forbidden", map[string]any{"kubeconfig": nothing}, sandbox.KindStart, "forbidden"},
+	} {
+		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
+			cfg := tc.cfg
+			if tc.name == "image missing" {
+				// A tag that is not on the node and may not be pulled.
+				cfg["image"] = "promptkit-test/no-such-image:1"
+			}
+			_, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: cfg})
+			if err == nil || sandbox.KindOf(err) != tc.kind || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("err %v (kind %s); want %s saying %q", err, sandbox.KindOf(err), tc.kind, tc.says)
+			}
+			if left := objectsOf(t, k, ns, ""); len(left) > 0 {
+				t.Errorf("left after the failed Provision: %v", left)
+			}
+		})
+	}
+	if _, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "code", Mode: Mode, Workspace: "/srv/x", Config: map[string]any{}}); err == nil ||
+		!strings.Contains(err.Error(), "workspace_pvc") {
+		t.Errorf("a host workspace: %v", err)
+	}
+}
+
+// applyRBAC applies deploy/kubernetes/codegen/rbac.yaml in ns and returns
+// a kubeconfig of its service account.
+func applyRBAC(t *testing.T, k *kubecluster.Cluster, ns string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "deploy", "kubernetes", "codegen", "rbac.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(data), "namespace: promptkit\n", "namespace: "+ns+"\n")
+	cmd := exec.Command(k.Kubectl, "--kubeconfig", k.Kubeconfig, "apply", "--validate=strict", "-f", "-")
+	cmd.Stdin = strings.NewReader(text)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply rbac.yaml: %v\n%s", err, out)
+	}
+	return k.TokenKubeconfig(t, ns, "promptkit-codegen")
+}
+
+// busyboxPod is a pod of one busybox container, "main".
+func busyboxPod(t *testing.T, k *kubecluster.Cluster, ns, name string, command ...string) *corev1.Pod {
+	t.Helper()
+	if len(command) == 0 {
+		command = []string{"sleep", "3600"}
+	}
+	grace := int64(1)
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": name}},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: &grace,
+			Containers: []corev1.Container{{Name: "main", Image: k.Image(t, dockertest.Busybox),
+				ImagePullPolicy: corev1.PullNever, Command: command}},
+		},
+	}
+}
+
+// objectsOf lists the sandbox objects in ns (of one id, or of any).
+func objectsOf(t *testing.T, k *kubecluster.Cluster, ns, id string) []string {
+	t.Helper()
+	ctx := context.Background()
+	sel := metav1.ListOptions{LabelSelector: LabelMode + "=" + Mode}
+	if id != "" {
+		sel.LabelSelector += "," + LabelID + "=" + id
+	}
+	var left []string
+	pods, err := k.Client.CoreV1().Pods(ns).List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range pods.Items {
+		left = append(left, "pod/"+o.Name)
+	}
+	secrets, err := k.Client.CoreV1().Secrets(ns).List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range secrets.Items {
+		left = append(left, "secret/"+o.Name)
+	}
+	svcs, err := k.Client.CoreV1().Services(ns).List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range svcs.Items {
+		left = append(left, "service/"+o.Name)
+	}
+	nps, err := k.Client.NetworkingV1().NetworkPolicies(ns).List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range nps.Items {
+		left = append(left, "networkpolicy/"+o.Name)
+	}
+	return left
+}

@@ -1,0 +1,166 @@
+package symbols
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/search"
+	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
+)
+
+// needTools skips when ctags or rg is absent, unless CI is set.
+func needTools(t *testing.T) {
+	t.Helper()
+	for _, bin := range []string{"ctags", "rg"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			if os.Getenv("CI") == "" {
+				t.Skipf("%s is not installed and CI is unset: skipping (apt-get install -y universal-ctags ripgrep)", bin)
+			}
+			t.Fatalf("%s is not installed: %v", bin, err)
+		}
+	}
+}
+
+// newIndex copies testdata/<fixture> into a fresh workspace and indexes it.
+func newIndex(t *testing.T, fixture string) (*Index, string) {
+	t.Helper()
+	needTools(t)
+	dir := t.TempDir()
+	if fixture != "" {
+		if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", fixture))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ws.Close() })
+	s, err := search.New(ws, search.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	x := New(ws.Dir(), s, Options{})
+	t.Cleanup(func() { _ = x.Close() })
+	return x, ws.Dir()
+}
+
+func searchOK(t *testing.T, x *Index, query, kind string, limit int) string {
+	t.Helper()
+	out, err := x.Search(context.Background(), query, kind, limit)
+	if err != nil {
+		t.Fatalf("Search(%q, %q): %v", query, kind, err)
+	}
+	return out
+}
+
+// TestKindsAcrossLanguages: each language's definitions come back under
+// the same normalized kinds, with their positions and signatures.
+func TestKindsAcrossLanguages(t *testing.T) {
+	x, _ := newIndex(t, "polyglot")
+	cases := []struct{ query, kind, want string }{
+		{"area", "method", "shapes.go:5: method shapes.Shape.Area()\nshapes.go:14: method shapes.Square.Area()\nshapes.py:2: method Circle.circle_area(self, scale)\nshapes.ts:6: method Triangle.triangleArea\n(4 matches) [kind method]"},
+		{"make", "function", "shapes.rs:15: function make_cube(edge: f64) -> Cube\nshapes.py:6: function make_circle(radius)\nshapes.ts:11: function makeTriangle\n(3 matches) [kind function]"},
+		{"NewSquare", "", "shapes.go:17: function shapes.NewSquare(side float64)\n(1 match)"},
+		{"", "", ""},
+		{"s", "interface", "shapes.go:4: interface shapes.Shape\nshapes.rs:1: interface Solid\n(2 matches) [kind interface]"},
+		{"o", "type", "shapes.ts:17: enum Orientation\nshapes.rs:1: interface Solid\nshapes.ts:1: interface Polygon\n(3 matches) [kind type]"},
+		{"cube", "struct", "shapes.rs:5: struct Cube\n(1 match) [kind struct]"},
+		{"i", "class", "shapes.py:1: class Circle\nshapes.ts:5: class Triangle\n(2 matches) [kind class]"},
+		{"limit", "constant", "shapes.ts:15: constant TRIANGLE_LIMIT\n(1 match) [kind constant]"},
+		{"limit", "variable", "shapes.py:10: variable CIRCLE_LIMIT\n(1 match) [kind variable]"},
+		{"maxside", "const", "shapes.go:20: constant shapes.MaxSide\n(1 match) [kind const]"},
+		{"DefaultSquare", "var", "shapes.go:23: variable shapes.DefaultSquare\n(1 match) [kind var]"},
+		{"side", "field", "shapes.go:10: field shapes.Square.Side\n(1 match) [kind field]"},
+		{"nothing_here", "", `No symbols match "nothing_here"`},
+	}
+	for _, c := range cases {
+		if c.query == "" {
+			continue
+		}
+		if got := searchOK(t, x, c.query, c.kind, 0); got != c.want {
+			t.Errorf("Search(%q, %q):\n%s\nwant\n%s", c.query, c.kind, got, c.want)
+		}
+	}
+	if _, err := x.Search(context.Background(), "a", "gadget", 0); err == nil || !strings.Contains(err.Error(), `unknown kind "gadget"`) {
+		t.Errorf("unknown kind: %v", err)
+	}
+}
+
+// TestRanking: exact names first, then prefixes, then substrings, and
+// the limit keeps the best.
+func TestRanking(t *testing.T) {
+	x, dir := newIndex(t, "")
+	src := "package r\n\nfunc XOpen() {}\nfunc Open() {}\nfunc OpenFile() {}\nfunc open() {}\nfunc Reopen() {}\n"
+	if err := os.WriteFile(filepath.Join(dir, "r.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "r.go:4: function r.Open()\nr.go:6: function r.open()\nr.go:5: function r.OpenFile()\n(showing 3 of 5 matches; narrow the query or filter by kind)"
+	if got := searchOK(t, x, "Open", "", 3); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestIndexFollowsChanges: a file written, changed, removed, a new
+// directory, a .gitignore that hides a file and a file moved are all seen
+// by the next query.
+func TestIndexFollowsChanges(t *testing.T) {
+	x, dir := newIndex(t, "polyglot")
+	write := func(name, content string) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect := func(query, want string) {
+		t.Helper()
+		if got := searchOK(t, x, query, "", 0); got != want {
+			t.Fatalf("Search(%q):\n%s\nwant\n%s", query, got, want)
+		}
+	}
+	expect("Fresh", `No symbols match "Fresh"`)
+	write("fresh.go", "package shapes\n\nfunc Fresh() {}\n")
+	expect("Fresh", "fresh.go:3: function shapes.Fresh()\n(1 match)")
+	write("fresh.go", "package shapes\n\nfunc Renamed() {}\n")
+	expect("Fresh", `No symbols match "Fresh"`)
+	expect("Renamed", "fresh.go:3: function shapes.Renamed()\n(1 match)")
+	write("deep/er/nested.py", "def nested_fn():\n    pass\n")
+	expect("nested_fn", "deep/er/nested.py:1: function nested_fn()\n(1 match)")
+	write(".gitignore", "deep/\n")
+	expect("nested_fn", `No symbols match "nested_fn"`)
+	if err := os.Remove(filepath.Join(dir, "fresh.go")); err != nil {
+		t.Fatal(err)
+	}
+	expect("Renamed", `No symbols match "Renamed"`)
+	if err := os.Rename(filepath.Join(dir, "shapes.rs"), filepath.Join(dir, "deep/shapes.rs")); err != nil {
+		t.Fatal(err)
+	}
+	expect("make_cube", `No symbols match "make_cube"`)
+	if err := os.Remove(filepath.Join(dir, ".gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	expect("make_cube", "deep/shapes.rs:15: function make_cube(edge: f64) -> Cube\n(1 match)")
+}
+
+// TestFailedBuildIsRetried: a build that failed (no ctags) is not
+// remembered; the next query builds.
+func TestFailedBuildIsRetried(t *testing.T) {
+	x, _ := newIndex(t, "polyglot")
+	x.opts.CtagsPath = "no-such-ctags"
+	if _, err := x.Search(context.Background(), "Square", "", 0); err == nil || !strings.Contains(err.Error(), "universal-ctags") {
+		t.Fatalf("without ctags: %v", err)
+	}
+	x.opts.CtagsPath = "ctags"
+	if got := searchOK(t, x, "Square", "struct", 0); got != "shapes.go:9: struct shapes.Square\n(1 match) [kind struct]" {
+		t.Fatalf("after ctags came back:\n%s", got)
+	}
+}

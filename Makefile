@@ -31,7 +31,7 @@ KUBECTL_PLUGIN_VERSION ?= 0.1.0
 # Debian packages the tests and examples need, by the command they provide.
 DEB_DEPS := python3:python3 gcc:gcc protoc:protobuf-compiler kubectl:kubernetes-client rg:ripgrep git:git bash:bash
 # ...and those only the tests need (sandboxd's CORS test drives a real browser).
-TEST_DEB_DEPS := chromium:chromium
+TEST_DEB_DEPS := chromium:chromium ctags:universal-ctags
 
 # make run serves this directory; SANDBOXD_ARGS adds flags (see sandboxd --help).
 WORKSPACE     ?= $(CURDIR)

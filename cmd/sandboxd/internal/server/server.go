@@ -14,6 +14,7 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/files"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/search"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/shells"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/symbols"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/telemetry"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/verify"
 	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
@@ -43,12 +44,13 @@ type Server struct {
 
 // space is one workspace and the tools bound to it.
 type space struct {
-	name   string
-	ws     *workspace.Workspace
-	files  *files.Files
-	search *search.Searcher
-	shells *shells.Manager
-	verify *verify.Verifier
+	name    string
+	ws      *workspace.Workspace
+	files   *files.Files
+	search  *search.Searcher
+	symbols *symbols.Index
+	shells  *shells.Manager
+	verify  *verify.Verifier
 }
 
 // New opens the workspaces and builds the tools. Close releases them.
@@ -100,12 +102,13 @@ func (s *Server) openSpace(w Workspace, env []string) (*space, error) {
 		return nil, fmt.Errorf("workspace %q: %w", w.Dir, err)
 	}
 	return &space{
-		name:   w.Name,
-		ws:     ws,
-		files:  files.New(ws, files.Options{AllowGitWrites: s.cfg.AllowGitWrites, Scrubber: s.scrub}),
-		search: searcher,
-		shells: shells.New(shells.Options{Dir: ws.Dir(), Env: env, Scrubber: s.scrub, OnRedact: s.cfg.Metrics.Redacted, Credential: s.cfg.RunAs}),
-		verify: verify.New(ws, verify.Options{Env: env, Credential: s.cfg.RunAs}),
+		name:    w.Name,
+		ws:      ws,
+		files:   files.New(ws, files.Options{AllowGitWrites: s.cfg.AllowGitWrites, Scrubber: s.scrub}),
+		search:  searcher,
+		symbols: symbols.New(ws.Dir(), searcher, symbols.Options{}),
+		shells:  shells.New(shells.Options{Dir: ws.Dir(), Env: env, Scrubber: s.scrub, OnRedact: s.cfg.Metrics.Redacted, Credential: s.cfg.RunAs}),
+		verify:  verify.New(ws, verify.Options{Env: env, Credential: s.cfg.RunAs}),
 	}, nil
 }
 
@@ -200,7 +203,7 @@ func (s *Server) Close() error {
 			if sp.shells != nil {
 				errs = append(errs, sp.shells.Close())
 			}
-			errs = append(errs, sp.search.Close(), sp.ws.Close())
+			errs = append(errs, sp.symbols.Close(), sp.search.Close(), sp.ws.Close())
 		}
 		s.ending.Wait()
 		s.closeErr = errors.Join(errs...)

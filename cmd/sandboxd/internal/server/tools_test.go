@@ -109,7 +109,7 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 
 func TestReadonlyOffersOnlyNonMutatingTools(t *testing.T) {
 	d := startDaemon(t, Config{ReadOnly: true})
-	if got, want := toolNames(t, d.connect(t, streamable)), []string{"Glob", "Grep", "Read"}; !slices.Equal(got, want) {
+	if got, want := toolNames(t, d.connect(t, streamable)), []string{"Glob", "Grep", "Read", "search_code"}; !slices.Equal(got, want) {
 		t.Fatalf("read-only tools %v, want %v", got, want)
 	}
 	d = startDaemon(t, Config{})

@@ -36,6 +36,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	ledgers map[string]*files.Ledger // by MCP session
+	failed  *failures                // tests that failed, by MCP session
 	ending  sync.WaitGroup           // ended sessions' shells being killed
 
 	closeOnce sync.Once
@@ -71,6 +72,7 @@ func New(cfg Config) (*Server, error) {
 		calls:   newCalls(),
 		tel:     telemetry.New(cfg.Metrics, cfg.TracerProvider, cfg.Logger),
 		ledgers: map[string]*files.Ledger{},
+		failed:  newFailures(),
 	}
 	env := shellEnv(cfg.Env, secrets)
 	for _, w := range cfg.Workspaces {
@@ -179,6 +181,7 @@ func (s *Server) forget(session string) {
 	s.mu.Lock()
 	delete(s.ledgers, session)
 	s.mu.Unlock()
+	s.failed.forget(session)
 	for _, sp := range s.spaces {
 		if sp.shells != nil {
 			s.ending.Go(func() { sp.shells.Forget(session) })

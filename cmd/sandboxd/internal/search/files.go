@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // FilesRequest says which files Files lists.
@@ -15,10 +16,14 @@ type FilesRequest struct {
 	// MaxDepth, when above 0, lists only that many levels down: 1 is the
 	// files directly in Dir.
 	MaxDepth int
-	// Types, when set, keeps only files of these ripgrep types (go, py,
-	// rust...).
-	Types []string
+	// Extensions, when set, keeps only files whose names end in one of
+	// these (".go", ".py"...). They are checked after the ignore rules,
+	// as an rg file type.
+	Extensions []string
 }
+
+// filesType is the rg file type FilesRequest.Extensions define.
+const filesType = "pksfiles"
 
 // Files calls fn with the absolute path of every file under req.Dir that
 // Glob would list (gitignored files and .git left out, links not
@@ -36,8 +41,14 @@ func (s *Searcher) Files(ctx context.Context, req FilesRequest, fn func(path str
 	if req.MaxDepth > 0 {
 		args = append(args, "--max-depth="+strconv.Itoa(req.MaxDepth))
 	}
-	for _, typ := range req.Types {
-		args = append(args, "--type="+typ)
+	for _, ext := range req.Extensions {
+		if ext == "" || strings.ContainsAny(ext, "*?[]{}/\\,") {
+			return fmt.Errorf("files: extension %q is not a plain file name ending", ext)
+		}
+		args = append(args, "--type-add="+filesType+":*"+ext)
+	}
+	if len(req.Extensions) > 0 {
+		args = append(args, "--type="+filesType)
 	}
 	args = append(args, "--", t.abs)
 	run, err := s.start(ctx, args)

@@ -17,10 +17,13 @@ import (
 // .ctags.d must not change what runs), JSON with line numbers, long kind
 // names and signatures but no search patterns (they would double the
 // output), unsorted (we sort what we show), links not followed, the file
-// list on stdin.
+// list on stdin. TypeScript's other endings are mapped in, as ctags 5.9
+// knows only .ts; JavaScript's .cjs likewise.
 var ctagsArgs = []string{
 	"--options=NONE", "--output-format=json", "--fields=+nKS-P", "--sort=no", "--links=no",
-	"--languages=Go,Python,Rust,TypeScript,JavaScript", "-f", "-", "-L", "-",
+	"--languages=Go,Python,Rust,TypeScript,JavaScript",
+	"--map-TypeScript=+.tsx", "--map-TypeScript=+.mts", "--map-TypeScript=+.cts", "--map-JavaScript=+.cjs",
+	"-f", "-", "-L", "-",
 }
 
 // Limits on one ctags run and what is kept of it.

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,25 +37,23 @@ const (
 	maxRescans = 64
 )
 
-// fileTypes are the ripgrep types of the languages ctags reads for us.
-var fileTypes = []string{"go", "py", "rust", "ts", "js"}
-
-// sourceExts are their file name extensions, to tell which new files may
-// need indexing.
-var sourceExts = map[string]bool{".go": true, ".py": true, ".rs": true, ".ts": true, ".tsx": true, ".js": true, ".jsx": true}
+// sourceExts are the file name endings of the languages ctags reads for
+// us (see ctagsArgs for the ones it is told about).
+var sourceExts = []string{".go", ".py", ".rs", ".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"}
 
 // ignoreFiles change what ripgrep lists below them.
 var ignoreFiles = map[string]bool{".gitignore": true, ".ignore": true, ".rgignore": true}
 
 // Index is the symbol index of one workspace. Queries may run
-// concurrently; they take turns. Close releases its watches.
+// concurrently; they take turns, and one whose context ends while it
+// waits gives up. Close releases its watches.
 type Index struct {
 	dir   string // the workspace directory, as the Searcher prints it
 	files *search.Searcher
 	opts  Options
 
-	mu       sync.Mutex
-	ctags    string // found on first use, so a missing ctags is retried
+	turn     chan struct{} // holds a token while a query or Close runs; guards the rest
+	ctags    string        // found on first use, so a missing ctags is retried
 	watcher  *search.DirWatcher
 	built    bool
 	entries  map[string]*fileEntry // by absolute path
@@ -91,14 +90,14 @@ func New(dir string, files *search.Searcher, opts Options) *Index {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = defaultBatchSize
 	}
-	return &Index{dir: filepath.Clean(dir), files: files, opts: opts, watcher: search.NewDirWatcher(maxWatchedDirs), entries: map[string]*fileEntry{}, retry: map[string]bool{}}
+	return &Index{dir: filepath.Clean(dir), files: files, opts: opts, turn: make(chan struct{}, 1), watcher: search.NewDirWatcher(maxWatchedDirs), entries: map[string]*fileEntry{}, retry: map[string]bool{}}
 }
 
 // Close stops watching; a Search after it builds the index afresh each
 // time.
 func (x *Index) Close() error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	x.turn <- struct{}{}
+	defer func() { <-x.turn }()
 	x.watcher.Close()
 	x.built = false
 	clear(x.entries)
@@ -107,7 +106,7 @@ func (x *Index) Close() error {
 }
 
 // refresh builds the index, or brings it up to date with the changes
-// reported since the last call. x.mu is held.
+// reported since the last call. The caller has the turn.
 func (x *Index) refresh(ctx context.Context) error {
 	if x.ctags == "" {
 		bin, err := exec.LookPath(x.opts.CtagsPath)
@@ -155,7 +154,10 @@ func (x *Index) update(ctx context.Context) error {
 			}
 		}
 	}
-	return x.index(ctx, x.check(stale))
+	// A file reported changed is read again whatever its time says:
+	// two writes within one tick of the file system's clock can leave
+	// the same size and time.
+	return x.index(ctx, x.check(stale, true))
 }
 
 // changes drains the watcher: directories to list again (deep: the whole
@@ -176,7 +178,7 @@ func (x *Index) changes() (deep, shallow, files []string) {
 			deepSet[filepath.Dir(c.Path)] = true
 		case x.entries[c.Path] != nil:
 			fileSet[c.Path] = true
-		case sourceExts[filepath.Ext(c.Path)]:
+		case slices.Contains(sourceExts, filepath.Ext(c.Path)):
 			shallowSet[filepath.Dir(c.Path)] = true // new: is it ignored?
 		}
 	})
@@ -224,7 +226,7 @@ func (x *Index) rescan(ctx context.Context, dir string, deep bool) error {
 		if deep {
 			depth = 0
 		}
-		err := x.files.Files(ctx, search.FilesRequest{Dir: dir, MaxDepth: depth, Types: fileTypes}, func(p string) {
+		err := x.files.Files(ctx, search.FilesRequest{Dir: dir, MaxDepth: depth, Extensions: sourceExts}, func(p string) {
 			listed[p] = true
 		})
 		if err != nil {
@@ -242,13 +244,13 @@ func (x *Index) rescan(ctx context.Context, dir string, deep bool) error {
 	for p := range listed {
 		paths = append(paths, p)
 	}
-	return x.index(ctx, x.check(paths))
+	return x.index(ctx, x.check(paths, false))
 }
 
-// check stats files and returns those that need ctags: new, changed, or
-// failed before. Each file's directory is watched before it is stat'ed,
-// so a change after the stat is reported.
-func (x *Index) check(paths []string) []string {
+// check stats files and returns those that need ctags: new, changed (or
+// all, when force), or failed before. Each file's directory is watched
+// before it is stat'ed, so a change after the stat is reported.
+func (x *Index) check(paths []string, force bool) []string {
 	var todo []string
 	for _, p := range paths {
 		x.watcher.Watch(filepath.Dir(p))
@@ -259,7 +261,7 @@ func (x *Index) check(paths []string) []string {
 			continue
 		}
 		e := x.entries[p]
-		if e != nil && !x.retry[p] && e.mtime == fi.ModTime().UnixNano() && e.size == fi.Size() {
+		if e != nil && !force && !x.retry[p] && e.mtime == fi.ModTime().UnixNano() && e.size == fi.Size() {
 			continue
 		}
 		if e == nil {

@@ -5,8 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/search"
 	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
@@ -130,8 +133,18 @@ func TestIndexFollowsChanges(t *testing.T) {
 	expect("Fresh", `No symbols match "Fresh"`)
 	write("fresh.go", "package shapes\n\nfunc Fresh() {}\n")
 	expect("Fresh", "fresh.go:3: function shapes.Fresh()\n(1 match)")
-	write("fresh.go", "package shapes\n\nfunc Renamed() {}\n")
+	// Same size, and its time pinned: only the event tells.
+	fi, err := os.Stat(filepath.Join(dir, "fresh.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("fresh.go", "package shapes\n\nfunc Stale() {}\n")
+	if err := os.Chtimes(filepath.Join(dir, "fresh.go"), fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
 	expect("Fresh", `No symbols match "Fresh"`)
+	expect("Stale", "fresh.go:3: function shapes.Stale()\n(1 match)")
+	write("fresh.go", "package shapes\n\nfunc Renamed() {}\n")
 	expect("Renamed", "fresh.go:3: function shapes.Renamed()\n(1 match)")
 	write("deep/er/nested.py", "def nested_fn():\n    pass\n")
 	expect("nested_fn", "deep/er/nested.py:1: function nested_fn()\n(1 match)")
@@ -162,5 +175,72 @@ func TestFailedBuildIsRetried(t *testing.T) {
 	x.opts.CtagsPath = "ctags"
 	if got := searchOK(t, x, "Square", "struct", 0); got != "shapes.go:9: struct shapes.Square\n(1 match) [kind struct]" {
 		t.Fatalf("after ctags came back:\n%s", got)
+	}
+}
+
+// TestTSX: .tsx files, which ctags does not map to TypeScript by itself,
+// are indexed.
+func TestTSX(t *testing.T) {
+	x, _ := newIndex(t, "polyglot")
+	if got, want := searchOK(t, x, "renderwidget", "", 0), "widget.tsx:1: function renderWidget\n(1 match)"; got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestLimits: files past the size cap are left out, and past the count
+// cap the answer says the index is partial.
+func TestLimits(t *testing.T) {
+	x, dir := newIndex(t, "")
+	x.opts.MaxFileSize = 100
+	big := "package big\n\nfunc BigFunc() {}\n" + strings.Repeat("// padding\n", 20)
+	for name, content := range map[string]string{"big.go": big, "a.go": "package a\n\nfunc SmallA() {}\n", "b.go": "package a\n\nfunc SmallB() {}\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := searchOK(t, x, "BigFunc", "", 0); got != `No symbols match "BigFunc"` {
+		t.Fatalf("a file past the size cap: %q", got)
+	}
+	x.opts.MaxFiles = 1
+	x.built = false
+	clear(x.entries)
+	if got := searchOK(t, x, "Small", "", 0); !strings.HasSuffix(got, "(1 match)\n(only the first 1 files are indexed)") {
+		t.Fatalf("past the count cap: %q", got)
+	}
+}
+
+// TestCtagsTimeoutKillsItsGroup: a ctags that hangs is killed with its
+// children when the timeout passes, the answer says what was not
+// indexed, and the next query tries those files again.
+func TestCtagsTimeoutKillsItsGroup(t *testing.T) {
+	x, _ := newIndex(t, "polyglot")
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	fake := filepath.Join(t.TempDir(), "ctags")
+	script := "#!/bin/sh\nsleep 60 &\necho $! > " + pidFile + "\nwait\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	x.opts.CtagsPath, x.opts.Timeout = fake, 300*time.Millisecond
+	got := searchOK(t, x, "Square", "", 0)
+	if !strings.HasPrefix(got, `No symbols match "Square"`) || !strings.Contains(got, "files could not be indexed and will be tried again: ctags timed out after 300ms") {
+		t.Fatalf("with a hanging ctags:\n%s", got)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); syscall.Kill(pid, 0) == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("ctags' child %d outlived the timeout", pid)
+		}
+	}
+	x.ctags = "" // look the real one up again
+	x.opts.CtagsPath = "ctags"
+	if got, want := searchOK(t, x, "Square", "struct", 0), "shapes.go:9: struct shapes.Square\n(1 match) [kind struct]"; got != want {
+		t.Fatalf("after the retry:\n%s\nwant\n%s", got, want)
 	}
 }

@@ -36,8 +36,12 @@ func (x *Index) Search(ctx context.Context, query, kind string, limit int) (stri
 		return "", fmt.Errorf("search_code: limit %d: want 1 to %d", limit, MaxLimit)
 	}
 
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	select {
+	case x.turn <- struct{}{}:
+		defer func() { <-x.turn }()
+	case <-ctx.Done():
+		return "", fmt.Errorf("search_code: waiting for another query: %w", ctx.Err())
+	}
 	if err := x.refresh(ctx); err != nil {
 		return "", fmt.Errorf("search_code: %w", err)
 	}

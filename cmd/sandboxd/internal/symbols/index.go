@@ -20,6 +20,7 @@ import (
 type Options struct {
 	CtagsPath   string        // default "ctags" looked up on PATH
 	MaxFiles    int           // files indexed at most, default 50000
+	MaxSymbols  int           // symbols held at most, default 1000000 (about 200 MiB)
 	MaxFileSize int64         // bigger files are left out, default 1 MiB
 	Timeout     time.Duration // per ctags run, default 2 minutes
 	MaxOutput   int           // bytes read of one ctags run, default 64 MiB
@@ -28,6 +29,7 @@ type Options struct {
 
 const (
 	defaultMaxFiles    = 50000
+	defaultMaxSymbols  = 1000000
 	defaultMaxFileSize = 1 << 20
 	defaultTimeout     = 2 * time.Minute
 	defaultMaxOutput   = 64 << 20
@@ -59,6 +61,8 @@ type Index struct {
 	entries  map[string]*fileEntry // by absolute path
 	retry    map[string]bool       // files whose ctags run failed
 	capped   bool                  // MaxFiles was reached
+	symCap   bool                  // MaxSymbols was reached
+	nsyms    int                   // symbols held
 	lastWarn string                // why some files are not indexed
 }
 
@@ -77,6 +81,9 @@ func New(dir string, files *search.Searcher, opts Options) *Index {
 	}
 	if opts.MaxFiles <= 0 {
 		opts.MaxFiles = defaultMaxFiles
+	}
+	if opts.MaxSymbols <= 0 {
+		opts.MaxSymbols = defaultMaxSymbols
 	}
 	if opts.MaxFileSize <= 0 {
 		opts.MaxFileSize = defaultMaxFileSize
@@ -102,6 +109,7 @@ func (x *Index) Close() error {
 	x.built = false
 	clear(x.entries)
 	clear(x.retry)
+	x.nsyms = 0
 	return nil
 }
 
@@ -236,8 +244,7 @@ func (x *Index) rescan(ctx context.Context, dir string, deep bool) error {
 	for p := range x.entries {
 		in := filepath.Dir(p) == dir || deep && strings.HasPrefix(p, dir+"/")
 		if in && !listed[p] {
-			delete(x.entries, p)
-			delete(x.retry, p)
+			x.drop(p)
 		}
 	}
 	paths := make([]string, 0, len(listed))
@@ -256,8 +263,7 @@ func (x *Index) check(paths []string, force bool) []string {
 		x.watcher.Watch(filepath.Dir(p))
 		fi, err := os.Lstat(p)
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() > x.opts.MaxFileSize {
-			delete(x.entries, p)
-			delete(x.retry, p)
+			x.drop(p)
 			continue
 		}
 		e := x.entries[p]
@@ -319,12 +325,12 @@ func (x *Index) index(ctx context.Context, paths []string) error {
 				continue
 			}
 			if r.err != nil {
-				e.syms = nil
+				x.setSyms(e, nil)
 				x.retry[p] = true
 				continue
 			}
 			delete(x.retry, p)
-			e.syms = r.syms[e.rel]
+			x.setSyms(e, r.syms[e.rel])
 		}
 		if r.err != nil {
 			errs = append(errs, r.err)
@@ -339,6 +345,26 @@ func (x *Index) index(ctx context.Context, paths []string) error {
 		x.lastWarn = ""
 	}
 	return nil
+}
+
+// setSyms replaces e's symbols, keeping the total under MaxSymbols.
+func (x *Index) setSyms(e *fileEntry, syms []Symbol) {
+	x.nsyms -= len(e.syms)
+	if room := x.opts.MaxSymbols - x.nsyms; len(syms) > room {
+		syms = syms[:max(room, 0)]
+		x.symCap = true
+	}
+	e.syms = syms
+	x.nsyms += len(syms)
+}
+
+// drop forgets a file.
+func (x *Index) drop(p string) {
+	if e := x.entries[p]; e != nil {
+		x.nsyms -= len(e.syms)
+	}
+	delete(x.entries, p)
+	delete(x.retry, p)
 }
 
 // rel is p relative to the workspace, '/'-separated.

@@ -201,11 +201,20 @@ func TestLimits(t *testing.T) {
 	if got := searchOK(t, x, "BigFunc", "", 0); got != `No symbols match "BigFunc"` {
 		t.Fatalf("a file past the size cap: %q", got)
 	}
-	x.opts.MaxFiles = 1
-	x.built = false
-	clear(x.entries)
-	if got := searchOK(t, x, "Small", "", 0); !strings.HasSuffix(got, "(1 match)\n(only the first 1 files are indexed)") {
+	fresh := func(opts Options) *Index {
+		y := New(dir, x.files, opts)
+		t.Cleanup(func() { _ = y.Close() })
+		return y
+	}
+	if got := searchOK(t, fresh(Options{MaxFiles: 1, MaxFileSize: 100}), "Small", "", 0); !strings.HasSuffix(got, "(1 match)\n(only the first 1 files are indexed)") {
 		t.Fatalf("past the count cap: %q", got)
+	}
+	// a.go and b.go hold one function each (a Go package clause is not kept).
+	if got := searchOK(t, fresh(Options{MaxSymbols: 1, MaxFileSize: 100}), "Small", "", 0); !strings.HasSuffix(got, "(1 match)\n(the index holds at most 1 symbols; some files' are left out)") {
+		t.Fatalf("past the symbol cap: %q", got)
+	}
+	if got := searchOK(t, fresh(Options{MaxSymbols: 2, MaxFileSize: 100}), "Small", "", 0); got != "a.go:3: function a.SmallA()\nb.go:3: function a.SmallB()\n(2 matches)" {
+		t.Fatalf("at the symbol cap: %q", got)
 	}
 }
 

@@ -78,6 +78,9 @@ func (x *Index) Search(ctx context.Context, query, kind string, limit int) (stri
 	if x.capped {
 		fmt.Fprintf(&b, "\n(only the first %d files are indexed)", x.opts.MaxFiles)
 	}
+	if x.symCap {
+		fmt.Fprintf(&b, "\n(the index holds at most %d symbols; some files' are left out)", x.opts.MaxSymbols)
+	}
 	if x.lastWarn != "" {
 		fmt.Fprintf(&b, "\n(%d files could not be indexed and will be tried again: %s)", len(x.retry), firstLine(x.lastWarn))
 	}

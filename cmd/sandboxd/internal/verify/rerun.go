@@ -30,8 +30,9 @@ func (v *Verifier) Rerun(ctx context.Context, req Request, tests []TestID) ([]*R
 	}
 	byPattern := map[string][]string{}
 	for pkg, names := range byPkg {
-		p := RunPattern(names)
-		byPattern[p] = append(byPattern[p], pkg)
+		for _, p := range runPatterns(names, maxPattern) {
+			byPattern[p] = append(byPattern[p], pkg)
+		}
 	}
 	patterns := make([]string, 0, len(byPattern))
 	for p := range byPattern {
@@ -56,6 +57,10 @@ func (v *Verifier) Rerun(ctx context.Context, req Request, tests []TestID) ([]*R
 	return reports, nil
 }
 
+// maxPattern bounds one -run pattern, well under the kernel's limit on
+// one argument (128 KiB); more tests take more go test runs.
+const maxPattern = 32 << 10
+
 // RunPattern is the go test -run pattern that selects exactly the named
 // tests (full names, subtests after '/'). Each level of a name is quoted
 // and anchored, since go test matches each level apart; the names are
@@ -63,6 +68,32 @@ func (v *Verifier) Rerun(ctx context.Context, req Request, tests []TestID) ([]*R
 // is a parent of another is left out, so only the failing subtests of a
 // test run, not all of them; the parent runs as far as they need.
 func RunPattern(names []string) string {
+	return strings.Join(alternatives(names), "|")
+}
+
+// runPatterns is RunPattern cut into patterns of at most max bytes (one
+// longer alternative stands alone).
+func runPatterns(names []string, max int) []string {
+	var out []string
+	var cur strings.Builder
+	for _, a := range alternatives(names) {
+		if cur.Len() > 0 && cur.Len()+1+len(a) > max {
+			out = append(out, cur.String())
+			cur.Reset()
+		}
+		if cur.Len() > 0 {
+			cur.WriteByte('|')
+		}
+		cur.WriteString(a)
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// alternatives quotes each name that is no other's parent.
+func alternatives(names []string) []string {
 	names = slices.Clone(names)
 	slices.Sort(names)
 	names = slices.Compact(names)
@@ -83,5 +114,5 @@ func RunPattern(names []string) string {
 		}
 		alts = append(alts, strings.Join(levels, "/"))
 	}
-	return strings.Join(alts, "|")
+	return alts
 }

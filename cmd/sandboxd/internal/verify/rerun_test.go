@@ -1,6 +1,9 @@
 package verify
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestRunPattern(t *testing.T) {
 	cases := []struct {
@@ -17,5 +20,13 @@ func TestRunPattern(t *testing.T) {
 		if got := RunPattern(c.names); got != c.want {
 			t.Errorf("RunPattern(%q) = %q, want %q", c.names, got, c.want)
 		}
+	}
+}
+
+func TestRunPatternsSplitLongOnes(t *testing.T) {
+	got := runPatterns([]string{"TestA", "TestB", "TestC", "TestLonger"}, 16)
+	want := []string{"^TestA$|^TestB$", "^TestC$", "^TestLonger$"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("runPatterns = %q, want %q", got, want)
 	}
 }

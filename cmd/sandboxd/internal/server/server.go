@@ -174,9 +174,10 @@ func (s *Server) ledger(ctx context.Context) *files.Ledger {
 	return l
 }
 
-// forget drops a finished session's ledger and kills its background
-// shells, off the caller's path (the hook runs inside the DELETE that
-// ended the session, which should not wait for a kill grace).
+// forget drops a finished session's ledger and failed-test records and
+// kills its background shells, off the caller's path (the hook runs
+// inside the DELETE that ended the session, which should not wait for a
+// kill grace).
 func (s *Server) forget(session string) {
 	s.mu.Lock()
 	delete(s.ledgers, session)

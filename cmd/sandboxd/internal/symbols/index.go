@@ -25,6 +25,10 @@ type Options struct {
 	Timeout     time.Duration // per ctags run, default 2 minutes
 	MaxOutput   int           // bytes read of one ctags run, default 64 MiB
 	BatchSize   int           // files per ctags run, default 500
+	// MaxWatchedDirs bounds the inotify watches the index holds, default
+	// 32768. Past it, or when the system has no watches left, every
+	// query lists the whole tree again (only changed files are re-read).
+	MaxWatchedDirs int
 }
 
 const (
@@ -34,7 +38,7 @@ const (
 	defaultTimeout     = 2 * time.Minute
 	defaultMaxOutput   = 64 << 20
 	defaultBatchSize   = 500
-	maxWatchedDirs     = 1 << 15
+	defaultMaxWatched  = 1 << 15
 	// Past this many directories to list again, the whole tree is listed.
 	maxRescans = 64
 )
@@ -62,6 +66,7 @@ type Index struct {
 	retry    map[string]bool       // files whose ctags run failed
 	capped   bool                  // MaxFiles was reached
 	symCap   bool                  // MaxSymbols was reached
+	blind    bool                  // some indexed directory is not watched
 	nsyms    int                   // symbols held
 	lastWarn string                // why some files are not indexed
 }
@@ -97,7 +102,10 @@ func New(dir string, files *search.Searcher, opts Options) *Index {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = defaultBatchSize
 	}
-	return &Index{dir: filepath.Clean(dir), files: files, opts: opts, turn: make(chan struct{}, 1), watcher: search.NewDirWatcher(maxWatchedDirs), entries: map[string]*fileEntry{}, retry: map[string]bool{}}
+	if opts.MaxWatchedDirs <= 0 {
+		opts.MaxWatchedDirs = defaultMaxWatched
+	}
+	return &Index{dir: filepath.Clean(dir), files: files, opts: opts, turn: make(chan struct{}, 1), watcher: search.NewDirWatcher(opts.MaxWatchedDirs), entries: map[string]*fileEntry{}, retry: map[string]bool{}}
 }
 
 // Close stops watching; a Search after it builds the index afresh each
@@ -126,9 +134,10 @@ func (x *Index) refresh(ctx context.Context) error {
 	if !x.built {
 		// Listing the whole tree again costs ctags runs only for files
 		// that are new or changed since whatever is still held.
+		x.blind = false
 		err := x.rescan(ctx, x.dir, true)
-		// Without inotify nothing could be trusted between queries.
-		x.built = err == nil && x.watcher.Available()
+		// Without a watch on every directory, changes could be missed.
+		x.built = err == nil && x.watcher.Available() && !x.blind
 		return err
 	}
 	if err := x.update(ctx); err != nil {
@@ -140,6 +149,11 @@ func (x *Index) refresh(ctx context.Context) error {
 
 // update applies the changes reported since the last query.
 func (x *Index) update(ctx context.Context) error {
+	defer func() {
+		if x.blind {
+			x.built = false // a directory made since could not be watched
+		}
+	}()
 	deep, shallow, files := x.changes()
 	if len(deep)+len(shallow) > maxRescans {
 		deep, shallow = []string{x.dir}, nil
@@ -260,7 +274,9 @@ func (x *Index) rescan(ctx context.Context, dir string, deep bool) error {
 func (x *Index) check(paths []string, force bool) []string {
 	var todo []string
 	for _, p := range paths {
-		x.watcher.Watch(filepath.Dir(p))
+		if !x.watcher.Watch(filepath.Dir(p)) {
+			x.blind = true
+		}
 		fi, err := os.Lstat(p)
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() > x.opts.MaxFileSize {
 			x.drop(p)

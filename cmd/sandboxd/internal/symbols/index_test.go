@@ -253,3 +253,30 @@ func TestCtagsTimeoutKillsItsGroup(t *testing.T) {
 		t.Fatalf("after the retry:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestWithoutEnoughWatches: past the watch cap, changes in directories
+// that are not watched are still seen, by listing everything again.
+func TestWithoutEnoughWatches(t *testing.T) {
+	x, dir := newIndex(t, "")
+	for _, d := range []string{"a", "b", "c"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, d, "f.go"), []byte("package "+d+"\n\nfunc Old() {}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	y := New(dir, x.files, Options{MaxWatchedDirs: 1})
+	t.Cleanup(func() { _ = y.Close() })
+	if got := searchOK(t, y, "Old", "", 0); got != "a/f.go:3: function a.Old()\nb/f.go:3: function b.Old()\nc/f.go:3: function c.Old()\n(3 matches)" {
+		t.Fatalf("first query: %q", got)
+	}
+	for _, d := range []string{"a", "b", "c"} {
+		if err := os.WriteFile(filepath.Join(dir, d, "f.go"), []byte("package "+d+"\n\nfunc New() {}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := searchOK(t, y, "Old", "", 0); got != `No symbols match "Old"` {
+		t.Fatalf("after the change: %q", got)
+	}
+}

@@ -1,20 +1,15 @@
 package search
 
 import (
-	"bytes"
-	"encoding/binary"
-	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // mtimeCache remembers the modification times Glob has read, so a Glob
 // over a tree it has listed before stats only what changed: on a large
 // tree the stat calls cost as much as rg's whole walk. Every directory
-// holding a remembered file is watched with inotify, and an event on a
+// holding a remembered file is watched (a DirWatcher), and an event on a
 // file, or on a directory above it, forgets what was remembered below.
 // Pending events are applied when a Glob starts, and the kernel queues an
 // event before the system call that caused it returns, so a change made
@@ -34,12 +29,9 @@ import (
 type mtimeCache struct {
 	use sync.Mutex // held by the Glob using the cache
 
-	mu     sync.Mutex
-	fd     int              // the inotify descriptor; notYet, or -1 when unavailable or closed
-	wds    map[int32]string // watch → directory
-	dirs   map[string]int32 // directory → watch; -1: could not be watched
-	mtimes map[string]int64 // file → mtime (UnixNano)
-	buf    []byte
+	mu      sync.Mutex
+	watcher *DirWatcher
+	mtimes  map[string]int64 // file → mtime (UnixNano)
 }
 
 // Bounds on what the cache holds, so a huge tree costs a bounded share of
@@ -50,21 +42,8 @@ const (
 	maxWatchedDirs = 1 << 15
 )
 
-const watchMask = unix.IN_ATTRIB | unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_CREATE | unix.IN_DELETE |
-	unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK
-
-// notYet is the descriptor before the first Glob: a Searcher that never
-// globs holds no inotify instance (there are 128 per user by default).
-const notYet = -2
-
 func newMtimeCache() *mtimeCache {
-	return &mtimeCache{
-		fd:     notYet,
-		wds:    map[int32]string{},
-		dirs:   map[string]int32{},
-		mtimes: map[string]int64{},
-		buf:    make([]byte, 64<<10),
-	}
+	return &mtimeCache{watcher: NewDirWatcher(maxWatchedDirs), mtimes: map[string]int64{}}
 }
 
 // acquire returns the cache, brought up to date, for one Glob; nil when
@@ -73,74 +52,30 @@ func (c *mtimeCache) acquire() *mtimeCache {
 	if c == nil || !c.use.TryLock() {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.fd == notYet {
-		fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
-		if err != nil {
-			fd = -1 // no inotify, or no instance left: Glob stats every time
-		}
-		c.fd = fd
-	}
-	if c.fd < 0 {
+	// No inotify, or no instance left: Glob stats every time.
+	if !c.watcher.Available() {
 		c.use.Unlock()
 		return nil
 	}
-	c.syncLocked()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watcher.Drain(c.apply)
 	return c
 }
 
 func (c *mtimeCache) release() { c.use.Unlock() }
 
-// syncLocked applies every pending event.
-func (c *mtimeCache) syncLocked() {
-	for {
-		n, err := unix.Read(c.fd, c.buf)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || n <= 0 {
-			return // EAGAIN: nothing more is pending
-		}
-		c.apply(c.buf[:n])
-	}
-}
-
-// apply forgets what the events in b make stale.
-func (c *mtimeCache) apply(b []byte) {
-	for len(b) >= unix.SizeofInotifyEvent {
-		wd := int32(binary.NativeEndian.Uint32(b[0:4]))
-		mask := binary.NativeEndian.Uint32(b[4:8])
-		n := int(binary.NativeEndian.Uint32(b[12:16]))
-		if unix.SizeofInotifyEvent+n > len(b) {
-			return
-		}
-		name := string(bytes.TrimRight(b[unix.SizeofInotifyEvent:unix.SizeofInotifyEvent+n], "\x00"))
-		b = b[unix.SizeofInotifyEvent+n:]
-		if mask&unix.IN_Q_OVERFLOW != 0 {
-			clear(c.mtimes) // events were lost: nothing remembered can be trusted
-			continue
-		}
-		dir, ok := c.wds[wd]
-		if !ok {
-			continue
-		}
-		switch {
-		case mask&(unix.IN_IGNORED|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0:
-			// The directory is gone from its path (a watch follows the
-			// inode, so after a move it would report under the old one).
-			c.forgetTree(dir)
-			if mask&unix.IN_IGNORED == 0 {
-				_, _ = unix.InotifyRmWatch(c.fd, uint32(wd))
-			}
-			delete(c.wds, wd)
-			delete(c.dirs, dir)
-		case name != "":
-			p := dir + "/" + name
-			delete(c.mtimes, p)
-			if mask&unix.IN_ISDIR != 0 {
-				c.forgetTree(p)
-			}
+// apply forgets what a change makes stale; c.mu is held.
+func (c *mtimeCache) apply(ch Change) {
+	switch {
+	case ch.Overflow:
+		clear(c.mtimes) // events were lost: nothing remembered can be trusted
+	case ch.Gone:
+		c.forgetTree(ch.Path)
+	default:
+		delete(c.mtimes, ch.Path)
+		if ch.Dir {
+			c.forgetTree(ch.Path)
 		}
 	}
 }
@@ -167,29 +102,7 @@ func (c *mtimeCache) get(path string) (int64, bool) {
 // whether it is: a file may be remembered only then. It must be called
 // before the file is stat'ed.
 func (c *mtimeCache) watch(path string) bool {
-	dir := filepath.Dir(path)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if wd, ok := c.dirs[dir]; ok {
-		return wd >= 0
-	}
-	if c.fd < 0 || len(c.dirs) >= maxWatchedDirs {
-		return false
-	}
-	wd, err := unix.InotifyAddWatch(c.fd, dir, watchMask)
-	if err != nil {
-		c.dirs[dir] = -1 // gone, not a directory, or no watches left
-		return false
-	}
-	if old, ok := c.wds[int32(wd)]; ok && old != dir {
-		// The same directory under another path (a path through a
-		// symlink): one watch, so remember it under neither.
-		c.dirs[dir] = -1
-		return false
-	}
-	c.wds[int32(wd)] = dir
-	c.dirs[dir] = int32(wd)
-	return true
+	return c.watcher.Watch(filepath.Dir(path))
 }
 
 // put remembers path's mtime; its directory must be watched.
@@ -203,13 +116,8 @@ func (c *mtimeCache) put(path string, mtime int64) {
 
 // close stops watching and forgets everything.
 func (c *mtimeCache) close() {
+	c.watcher.Close()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.fd >= 0 {
-		_ = unix.Close(c.fd)
-	}
-	c.fd = -1
 	clear(c.mtimes)
-	clear(c.wds)
-	clear(c.dirs)
 }

@@ -97,7 +97,7 @@ func TestGlobCacheOverflowForgetsAll(t *testing.T) {
 	binary.NativeEndian.PutUint32(ev[0:4], ^uint32(0)) // wd -1
 	binary.NativeEndian.PutUint32(ev[4:8], unix.IN_Q_OVERFLOW)
 	c.mu.Lock()
-	c.apply(ev)
+	c.watcher.apply(ev, c.apply)
 	n := len(c.mtimes)
 	c.mu.Unlock()
 	if n != 0 {

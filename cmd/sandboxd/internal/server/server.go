@@ -14,6 +14,7 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/files"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/search"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/shells"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/symbols"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/telemetry"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/verify"
 	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
@@ -35,6 +36,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	ledgers map[string]*files.Ledger // by MCP session
+	failed  *failures                // tests that failed, by MCP session
 	ending  sync.WaitGroup           // ended sessions' shells being killed
 
 	closeOnce sync.Once
@@ -43,12 +45,13 @@ type Server struct {
 
 // space is one workspace and the tools bound to it.
 type space struct {
-	name   string
-	ws     *workspace.Workspace
-	files  *files.Files
-	search *search.Searcher
-	shells *shells.Manager
-	verify *verify.Verifier
+	name    string
+	ws      *workspace.Workspace
+	files   *files.Files
+	search  *search.Searcher
+	symbols *symbols.Index
+	shells  *shells.Manager
+	verify  *verify.Verifier
 }
 
 // New opens the workspaces and builds the tools. Close releases them.
@@ -69,6 +72,7 @@ func New(cfg Config) (*Server, error) {
 		calls:   newCalls(),
 		tel:     telemetry.New(cfg.Metrics, cfg.TracerProvider, cfg.Logger),
 		ledgers: map[string]*files.Ledger{},
+		failed:  newFailures(),
 	}
 	env := shellEnv(cfg.Env, secrets)
 	for _, w := range cfg.Workspaces {
@@ -100,12 +104,13 @@ func (s *Server) openSpace(w Workspace, env []string) (*space, error) {
 		return nil, fmt.Errorf("workspace %q: %w", w.Dir, err)
 	}
 	return &space{
-		name:   w.Name,
-		ws:     ws,
-		files:  files.New(ws, files.Options{AllowGitWrites: s.cfg.AllowGitWrites, Scrubber: s.scrub}),
-		search: searcher,
-		shells: shells.New(shells.Options{Dir: ws.Dir(), Env: env, Scrubber: s.scrub, OnRedact: s.cfg.Metrics.Redacted, Credential: s.cfg.RunAs}),
-		verify: verify.New(ws, verify.Options{Env: env, Credential: s.cfg.RunAs}),
+		name:    w.Name,
+		ws:      ws,
+		files:   files.New(ws, files.Options{AllowGitWrites: s.cfg.AllowGitWrites, Scrubber: s.scrub}),
+		search:  searcher,
+		symbols: symbols.New(ws.Dir(), searcher, symbols.Options{}),
+		shells:  shells.New(shells.Options{Dir: ws.Dir(), Env: env, Scrubber: s.scrub, OnRedact: s.cfg.Metrics.Redacted, Credential: s.cfg.RunAs}),
+		verify:  verify.New(ws, verify.Options{Env: env, Credential: s.cfg.RunAs}),
 	}, nil
 }
 
@@ -169,13 +174,15 @@ func (s *Server) ledger(ctx context.Context) *files.Ledger {
 	return l
 }
 
-// forget drops a finished session's ledger and kills its background
-// shells, off the caller's path (the hook runs inside the DELETE that
-// ended the session, which should not wait for a kill grace).
+// forget drops a finished session's ledger and failed-test records and
+// kills its background shells, off the caller's path (the hook runs
+// inside the DELETE that ended the session, which should not wait for a
+// kill grace).
 func (s *Server) forget(session string) {
 	s.mu.Lock()
 	delete(s.ledgers, session)
 	s.mu.Unlock()
+	s.failed.forget(session)
 	for _, sp := range s.spaces {
 		if sp.shells != nil {
 			s.ending.Go(func() { sp.shells.Forget(session) })
@@ -200,7 +207,7 @@ func (s *Server) Close() error {
 			if sp.shells != nil {
 				errs = append(errs, sp.shells.Close())
 			}
-			errs = append(errs, sp.search.Close(), sp.ws.Close())
+			errs = append(errs, sp.symbols.Close(), sp.search.Close(), sp.ws.Close())
 		}
 		s.ending.Wait()
 		s.closeErr = errors.Join(errs...)

@@ -121,6 +121,7 @@ func (s *Server) registerTools(m *mcpserver.MCPServer) {
 		mcp.WithNumber("head_limit", mcp.Description("Only the first N lines or entries of the output")),
 		mcp.WithReadOnlyHintAnnotation(true),
 	)...), s.handler("Grep", s.inSpace(s.grep)))
+	s.registerSymbolTools(m, ws)
 	if s.cfg.ReadOnly {
 		return
 	}

@@ -41,6 +41,7 @@ func (s *Server) registerVerifyTools(m *mcpserver.MCPServer, ws []mcp.ToolOption
 	m.AddTool(mcp.NewTool("run_typecheck", common(
 		mcp.WithDescription("Type-check the project without running it (Go: compile every package and its tests, rule compile; Rust: cargo check; Python: mypy; TypeScript: tsc --noEmit)."+verifyResult),
 	)...), s.handler("run_typecheck", s.inSpace(s.runTypecheck)))
+	s.registerFailingTestTools(m, ws)
 }
 
 // verifyRequest reads the arguments every check takes.
@@ -62,7 +63,12 @@ func (s *Server) runTests(ctx context.Context, sp *space, req mcp.CallToolReques
 	}
 	vr.Packages = strings.Fields(req.GetString("packages", ""))
 	vr.Run = req.GetString("run", "")
-	return report(sp.verify.Test(ctx, vr))
+	r, err := sp.verify.Test(ctx, vr)
+	if err != nil {
+		return "", err
+	}
+	s.recordTests(ctx, sp, vr.Path, r)
+	return r.String(), nil
 }
 
 func (s *Server) runLint(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {

@@ -28,10 +28,11 @@ type goTestParser struct {
 	running map[testKey]*testState
 	pkgs    map[string]*pkgState
 
-	passed, failed, skipped int
-	failedBuilds            []string
-	seenFailedBuild         map[string]bool
-	unreadable              int
+	passed, failed, skipped  int
+	failedTests, passedTests []TestID
+	failedBuilds             []string
+	seenFailedBuild          map[string]bool
+	unreadable               int
 }
 
 type testKey struct{ pkg, test string }
@@ -173,12 +174,15 @@ func (p *goTestParser) testEvent(ev testEvent) {
 		t.output(ev.Output)
 	case "pass":
 		p.passed++
+		p.passedTests = track(p.passedTests, ev.Package, ev.Test)
 		delete(p.running, key)
 	case "skip":
 		p.skipped++
+		p.passedTests = track(p.passedTests, ev.Package, ev.Test)
 		delete(p.running, key)
 	case "fail":
 		p.failed++
+		p.failedTests = track(p.failedTests, ev.Package, ev.Test)
 		p.pkg(ev.Package).failedTests++
 		p.reportTest(ev, t)
 		delete(p.running, key)
@@ -309,6 +313,7 @@ func (p *goTestParser) Finish(exitCode int) Outcome {
 		})
 		for _, k := range keys {
 			p.add(Finding{Package: k.pkg, Test: k.test, Rule: "test:" + k.test, Message: "still running when the command was stopped"})
+			p.failedTests = track(p.failedTests, k.pkg, k.test)
 		}
 	}
 	var parts []string
@@ -327,7 +332,17 @@ func (p *goTestParser) Finish(exitCode int) Outcome {
 	if p.unreadable > 0 {
 		parts = append(parts, fmt.Sprintf("%d unreadable JSON lines", p.unreadable))
 	}
-	return p.outcome(strings.Join(parts, "; "))
+	o := p.outcome(strings.Join(parts, "; "))
+	o.Failed, o.Passed = p.failedTests, p.passedTests
+	return o
+}
+
+// track adds a test to list, up to maxTracked.
+func track(list []TestID, pkg, test string) []TestID {
+	if len(list) >= maxTracked {
+		return list
+	}
+	return append(list, TestID{Package: pkg, Test: test})
 }
 
 func plural(n int, one, many string) string {

@@ -50,9 +50,12 @@ type Report struct {
 	Steps    []StepResult
 	Findings []Finding
 	// Dropped counts findings the parsers could not keep.
-	Dropped  int
-	maxShown int
-	seen     map[string]bool
+	Dropped int
+	// FailedTests and PassedTests name the tests that ran (tests only):
+	// failed, or passed or skipped.
+	FailedTests, PassedTests []TestID
+	maxShown                 int
+	seen                     map[string]bool
 }
 
 func (r *Report) add(s StepResult) {
@@ -60,6 +63,8 @@ func (r *Report) add(s StepResult) {
 		r.seen = map[string]bool{}
 	}
 	r.Dropped += s.Outcome.Dropped
+	r.FailedTests = append(r.FailedTests, s.Outcome.Failed...)
+	r.PassedTests = append(r.PassedTests, s.Outcome.Passed...)
 	for _, f := range s.Outcome.Findings {
 		// staticcheck, for one, reports a compile error once per variant
 		// of the package.

@@ -63,6 +63,9 @@ type Outcome struct {
 	// Summary adds the parser's own tally to the step's summary, e.g.
 	// "3 passed, 1 failed".
 	Summary string
+	// Failed and Passed name the tests that ran and failed, or passed
+	// (or were skipped), up to maxTracked each.
+	Failed, Passed []TestID
 }
 
 // maxFindings bounds the findings one command may produce in memory.

@@ -1,0 +1,3 @@
+export function renderWidget(label: string) {
+  return <div>{label}</div>;
+}

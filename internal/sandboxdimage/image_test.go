@@ -116,6 +116,7 @@ echo "rg=$(rg --version | head -1)"
 echo "go=$(go version)"
 echo "bash=$BASH_VERSION"
 echo "staticcheck=$(staticcheck -version)"
+echo "ctags=$(ctags --version | head -1)"
 `
 
 // TestProfile runs the image with the documented profile and checks each
@@ -153,7 +154,7 @@ func TestProfile(t *testing.T) {
 		}
 	}
 	for k, prefix := range map[string]string{"git": "git version ", "rg": "ripgrep ", "go": "go version go1.",
-		"bash": "5.", "staticcheck": "staticcheck "} {
+		"bash": "5.", "staticcheck": "staticcheck ", "ctags": "Universal Ctags "} {
 		if !strings.HasPrefix(got[k], prefix) {
 			t.Errorf("%s = %q, want it to start %q", k, got[k], prefix)
 		}

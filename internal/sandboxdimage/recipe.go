@@ -43,9 +43,10 @@ var debian = Debian{
 		"deb http://deb.debian.org/debian bookworm-updates main",
 		"deb http://deb.debian.org/debian-security bookworm-security main",
 	},
-	// git pulls in perl; ripgrep is what Grep runs; ca-certificates for
-	// git and go over HTTPS when a provider allows network.
-	Packages: []string{"bash", "ca-certificates", "coreutils", "git", "ripgrep"},
+	// git pulls in perl; ripgrep is what Grep runs, universal-ctags what
+	// search_code indexes with; ca-certificates for git and go over HTTPS
+	// when a provider allows network.
+	Packages: []string{"bash", "ca-certificates", "coreutils", "git", "ripgrep", "universal-ctags"},
 	DpkgOpts: []string{
 		"path-exclude=/usr/share/man/*",
 		"path-exclude=/usr/share/info/*",

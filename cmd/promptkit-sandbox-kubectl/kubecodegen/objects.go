@@ -31,6 +31,10 @@ const (
 	tokenDir = codegenimage.RunDir
 )
 
+// tmpSize bounds /tmp: codegenimage.TmpfsSize ("1g", Docker's units)
+// in Kubernetes' units.
+var tmpSize = resource.MustParse("1Gi")
+
 // podPrefix names every object of a sandbox: sandboxd-<id>.
 const podPrefix = "sandboxd-"
 
@@ -103,7 +107,6 @@ func (o objects) pod(owner *corev1.Secret) *corev1.Pod {
 	yes, no := true, false
 	grace := int64(2)
 	tokenMode := int32(0o440) // the group is fsGroup, sandboxd's
-	tmpSize := resource.MustParse(codegenimage.TmpfsSize)
 	workspace := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &o.set.workspaceSize}}
 	if o.set.workspacePVC != "" {
 		workspace = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: o.set.workspacePVC}}
@@ -155,8 +158,10 @@ func (o objects) pod(owner *corev1.Secret) *corev1.Pod {
 			Volumes: []corev1.Volume{
 				{Name: "token", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: o.name, DefaultMode: &tokenMode}}},
 				{Name: "workspace", VolumeSource: workspace},
-				{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &tmpSize}}},
+				{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptrTo(tmpSize)}}},
 			},
 		},
 	}
 }
+
+func ptrTo[T any](v T) *T { return &v }

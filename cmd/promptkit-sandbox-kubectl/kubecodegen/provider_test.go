@@ -114,16 +114,12 @@ func TestProvisionErrors(t *testing.T) {
 		kind sandbox.Kind
 		says string
 	}{
-		{"image missing", map[string]any{"image": "promptkit-test/no-such-image:1", "kubeconfig": kubeconfig}, sandbox.KindStart, "ErrImageNeverPull"},
+		// A tag that is not on the node, which no registry can give.
+		{"image missing", map[string]any{"image": "promptkit-test/no-such-image:1", "kubeconfig": kubeconfig}, sandbox.KindStart, "the container cannot start"},
 		{"forbidden", map[string]any{"kubeconfig": nothing}, sandbox.KindStart, "forbidden"},
 	} {
 		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
-			cfg := tc.cfg
-			if tc.name == "image missing" {
-				// A tag that is not on the node and may not be pulled.
-				cfg["image"] = "promptkit-test/no-such-image:1"
-			}
-			_, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: cfg})
+			_, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: tc.cfg})
 			if err == nil || sandbox.KindOf(err) != tc.kind || !strings.Contains(err.Error(), tc.says) {
 				t.Fatalf("err %v (kind %s); want %s saying %q", err, sandbox.KindOf(err), tc.kind, tc.says)
 			}

@@ -121,6 +121,7 @@ func (s *Server) registerTools(m *mcpserver.MCPServer) {
 		mcp.WithNumber("head_limit", mcp.Description("Only the first N lines or entries of the output")),
 		mcp.WithReadOnlyHintAnnotation(true),
 	)...), s.handler("Grep", s.inSpace(s.grep)))
+	s.registerLSPTools(m, ws)
 	if s.cfg.ReadOnly {
 		return
 	}
@@ -186,6 +187,7 @@ func (s *Server) write(ctx context.Context, sp *space, req mcp.CallToolRequest) 
 	if err != nil {
 		return "", err
 	}
+	defer s.lspChanged(sp, path)
 	return sp.files.Write(s.ledger(ctx), path, content)
 }
 
@@ -202,6 +204,7 @@ func (s *Server) edit(ctx context.Context, sp *space, req mcp.CallToolRequest) (
 	if err != nil {
 		return "", err
 	}
+	defer s.lspChanged(sp, path)
 	return sp.files.Edit(s.ledger(ctx), path, oldString, newString, req.GetBool("replace_all", false))
 }
 
@@ -253,6 +256,7 @@ func (s *Server) bash(ctx context.Context, sp *space, req mcp.CallToolRequest) (
 	if ms < 0 {
 		return "", fmt.Errorf("timeout %v: want milliseconds, at least 0", ms)
 	}
+	defer s.lspChanged(sp) // a command may change any file
 	return sp.shells.Bash(ctx, shells.Command{
 		Command:     command,
 		Timeout:     time.Duration(ms * float64(time.Millisecond)),

@@ -109,11 +109,11 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 
 func TestReadonlyOffersOnlyNonMutatingTools(t *testing.T) {
 	d := startDaemon(t, Config{ReadOnly: true})
-	if got, want := toolNames(t, d.connect(t, streamable)), []string{"Glob", "Grep", "Read"}; !slices.Equal(got, want) {
+	if got, want := toolNames(t, d.connect(t, streamable)), []string{"Glob", "Grep", "Read", "find_definition", "find_references"}; !slices.Equal(got, want) {
 		t.Fatalf("read-only tools %v, want %v", got, want)
 	}
 	d = startDaemon(t, Config{})
-	if got, want := toolNames(t, d.connect(t, streamable)), []string{"Bash", "BashOutput", "Edit", "Glob", "Grep", "KillShell", "Read", "Write", "run_lint", "run_tests", "run_typecheck"}; !slices.Equal(got, want) {
+	if got, want := toolNames(t, d.connect(t, streamable)), []string{"Bash", "BashOutput", "Edit", "Glob", "Grep", "KillShell", "Read", "Write", "find_definition", "find_references", "rename_symbol", "run_lint", "run_tests", "run_typecheck"}; !slices.Equal(got, want) {
 		t.Fatalf("tools %v, want %v", got, want)
 	}
 }

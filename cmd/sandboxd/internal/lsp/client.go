@@ -34,7 +34,7 @@ type client struct {
 	// qmu makes one question at a time: syncing the documents and
 	// asking must not interleave with another question's.
 	qmu   sync.Mutex
-	docs  map[string]*doc       // open documents by path relative to the workspace
+	docs  map[string]*doc      // open documents by path relative to the workspace
 	files map[string]fileStamp // the watched files as last told, by relative path
 
 	mu       sync.Mutex

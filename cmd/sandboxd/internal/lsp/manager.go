@@ -55,7 +55,7 @@ type Manager struct {
 	// for it once it runs; nil when none is starting.
 	starting map[string]bool
 
-	startMu sync.Mutex // one server starts at a time
+	startMu sync.Mutex     // one server starts at a time
 	stopped sync.WaitGroup // idle servers being stopped
 }
 

@@ -33,11 +33,6 @@ type textDocumentID struct {
 	URI string `json:"uri"`
 }
 
-type textDocumentPosition struct {
-	TextDocument textDocumentID `json:"textDocument"`
-	Position     Position       `json:"position"`
-}
-
 type textEdit struct {
 	Range   Range  `json:"range"`
 	NewText string `json:"newText"`

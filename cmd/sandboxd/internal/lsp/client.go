@@ -236,6 +236,9 @@ func (c *client) call(ctx context.Context, timeout time.Duration, method string,
 	defer cancel()
 	err := c.conn.call(ctx, method, params, result)
 	if errors.Is(err, context.DeadlineExceeded) {
+		if time.Since(c.started) < 5*timeout {
+			return fmt.Errorf("%s: the %s language server did not answer within %s; it may still be loading the project, so try again", method, c.spec.Language, timeout)
+		}
 		return fmt.Errorf("%s: the %s language server did not answer within %s", method, c.spec.Language, timeout)
 	}
 	if err != nil {

@@ -51,11 +51,11 @@ type Answer struct {
 // maxLineText bounds the text shown for a line.
 const maxLineText = 200
 
-// settle waits while the server reports work under way (gopls loading
-// the workspace) and, for a server that just started, retries an empty
-// answer: it may not have loaded the packages yet.
+// An empty answer from a server that just started, or that reports
+// work under way (gopls loading packages), is asked again for a while:
+// it may not have loaded what the answer needs yet. A non-empty answer
+// never waits: gopls answers from what it has while it checks the rest.
 const (
-	settleFor   = 30 * time.Second
 	youngServer = 30 * time.Second
 	retryEmpty  = 10 * time.Second
 )
@@ -119,13 +119,6 @@ func (m *Manager) begin(ctx context.Context, q Query) (*session, func(), error) 
 		pos: Position{spot.Line, byteToUnits(line, spot.Byte, c.enc)},
 		at:  Ref{Path: rel, Line: spot.Line + 1, Col: utf8.RuneCount(line[:spot.Byte]) + 1, Text: clip(line)},
 	}
-	for deadline := time.Now().Add(settleFor); c.busy() && time.Now().Before(deadline); {
-		select {
-		case <-ctx.Done():
-			return fail(ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 	return s, end, nil
 }
 
@@ -152,7 +145,8 @@ func (m *Manager) locations(ctx context.Context, q Query, method string, extra m
 		if locs, err = decodeLocations(raw); err != nil {
 			return Answer{}, fmt.Errorf("%s: %w", method, err)
 		}
-		if len(locs) > 0 || time.Since(s.c.started) > youngServer || time.Since(try) > retryEmpty {
+		settled := time.Since(s.c.started) > youngServer && !s.c.busy()
+		if len(locs) > 0 || settled || time.Since(try) > retryEmpty {
 			break
 		}
 		select {

@@ -72,6 +72,8 @@ func start(ctx context.Context, spec Spec, ws *workspace.Workspace, opts Options
 		StdinReader: inR,
 	})
 	if err != nil {
+		inW.Close()
+		outW.Close()
 		return nil, fmt.Errorf("start %s: %w", spec.Command, err)
 	}
 	go func() {

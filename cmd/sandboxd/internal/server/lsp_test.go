@@ -199,6 +199,15 @@ func TestPythonDefinitionAndReferences(t *testing.T) {
 	if got := ok(t, cs, "find_definition", map[string]any{"symbol": "shout", "file_path": "app.py", "line": 6}); got != want {
 		t.Errorf("after Edit, find_definition =\n%s\nwant\n%s", got, want)
 	}
+
+	got := ok(t, cs, "rename_symbol", map[string]any{"symbol": "shout", "file_path": "util.py", "new_name": "yell"})
+	if !strings.HasPrefix(got, "Renamed shout to yell (from util.py:7:5): ") || !strings.Contains(got, " in 2 files\napp.py (") || !strings.Contains(got, "\nutil.py (") {
+		t.Errorf("rename_symbol = %s", got)
+	}
+	app, _ := os.ReadFile(filepath.Join(dir, "app.py"))
+	if want := "from util import yell\n\n\ndef main():\n    print(\"héllo 😀\", yell(\"hi\"))\n    print(yell(\"there\"))\n"; string(app) != want {
+		t.Errorf("app.py after the rename:\n%s\nwant\n%s", app, want)
+	}
 }
 
 // TestLanguageServerRestartsAndStops: a killed gopls is started again

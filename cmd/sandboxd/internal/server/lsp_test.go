@@ -172,12 +172,13 @@ func TestGoRenameAcrossFiles(t *testing.T) {
 	}
 }
 
-// TestPythonDefinitionAndReferences: pylsp (UTF-16 positions) through
-// MCP, on a line with characters outside the BMP.
+// TestPythonDefinitionAndReferences: pylsp (code-point positions)
+// through MCP, on a line with characters outside the BMP; the lines
+// shown are scrubbed like any result.
 func TestPythonDefinitionAndReferences(t *testing.T) {
 	t.Parallel()
 	dir := fixtureCopy(t, "py")
-	d := startDaemon(t, Config{Workspaces: []Workspace{{Dir: dir}}, Env: lspEnv(t, "pylsp", pylspInstall)})
+	d := startDaemon(t, Config{Workspaces: []Workspace{{Dir: dir}}, Env: lspEnv(t, "pylsp", pylspInstall), Secrets: map[string]string{"APP_SECRET": "there"}})
 	cs := d.connect(t, streamable)
 
 	want := "Definition of shout (from app.py:5:22):\nutil.py:4:5: def shout(text):"
@@ -187,7 +188,7 @@ func TestPythonDefinitionAndReferences(t *testing.T) {
 	want = "4 references to shout (from app.py:1:18):\n" +
 		"app.py:1:18: from util import shout\n" +
 		"app.py:5:22: print(\"héllo 😀\", shout(\"hi\"))\n" +
-		"app.py:6:11: print(shout(\"there\"))\n" +
+		"app.py:6:11: print(shout(\"[REDACTED:secret:APP_SECRET]\"))\n" +
 		"util.py:4:5: def shout(text):\n" +
 		"Note: took the first of 3 occurrences (lines 1, 5, 6); pass line to pick another"
 	if got := ok(t, cs, "find_references", map[string]any{"symbol": "shout", "file_path": "app.py"}); got != want {

@@ -60,6 +60,7 @@ func start(ctx context.Context, spec Spec, ws *workspace.Workspace, opts Options
 		started: time.Now(), docs: map[string]*doc{}, pending: map[string]bool{}, progress: map[string]bool{},
 	}
 	c.conn = newConn(inW, c.handle)
+	c.conn.stuck, c.conn.stuckAfter = c.stopStuck, opts.Timeout
 	env := append(withoutKey(opts.Env, "PWD"), "PWD="+ws.Dir())
 	c.proc, err = shell.Start(context.Background(), sandbox.Request{Command: bin, Args: spec.Args, Env: env}, shell.Options{
 		Dir:         ws.Dir(),
@@ -259,6 +260,12 @@ func (c *client) explain(err error) error {
 		return fmt.Errorf("%w (the next call starts it again)", errExited)
 	}
 	return fmt.Errorf("%w (the next call starts it again); it wrote: %s", errExited, msg)
+}
+
+// stopStuck ends a server that stopped reading its input.
+func (c *client) stopStuck() {
+	fmt.Fprintf(c.stderr, "\n[sandboxd stopped the server: it read no input for a whole request timeout]\n")
+	c.proc.Stop()
 }
 
 // stop asks the server to shut down, briefly, then ends its whole

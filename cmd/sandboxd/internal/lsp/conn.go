@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // maxMessage bounds one message from the server: a references answer on
@@ -50,6 +51,11 @@ type handlerFunc func(method string, params json.RawMessage) (any, error)
 type conn struct {
 	w      io.Writer
 	handle handlerFunc
+	// stuck, when set, is called when one write has been blocked for
+	// stuckAfter: the server stopped reading, and only ending it frees
+	// the writer (and every question queued behind it).
+	stuck      func()
+	stuckAfter time.Duration
 
 	wmu sync.Mutex // one message at a time on w
 
@@ -183,6 +189,10 @@ func (c *conn) send(m *message) error {
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if c.stuck != nil {
+		t := time.AfterFunc(c.stuckAfter, c.stuck)
+		defer t.Stop()
+	}
 	if _, err := fmt.Fprintf(c.w, "Content-Length: %d\r\n\r\n%s", len(body), body); err != nil {
 		return fmt.Errorf("write to language server: %w", err)
 	}

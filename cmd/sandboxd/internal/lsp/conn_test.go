@@ -107,3 +107,16 @@ func TestConnCancelsAndFails(t *testing.T) {
 		t.Fatalf("call to a server that closed = %v", err)
 	}
 }
+
+// TestConnStuckWriter: a write the server never reads calls stuck, whose
+// ending of the server frees the writer.
+func TestConnStuckWriter(t *testing.T) {
+	r, w := io.Pipe()
+	c := newConn(w, nil)
+	called := make(chan struct{})
+	c.stuck, c.stuckAfter = func() { close(called); r.CloseWithError(errors.New("server ended")) }, 50*time.Millisecond
+	if err := c.notify("textDocument/didChange", map[string]string{"text": "x"}); err == nil || !strings.Contains(err.Error(), "server ended") {
+		t.Fatalf("notify to a server that reads nothing = %v", err)
+	}
+	<-called
+}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -62,12 +63,27 @@ const (
 
 // Definition is where the symbol is defined.
 func (m *Manager) Definition(ctx context.Context, q Query) (Answer, error) {
-	return m.locations(ctx, q, "textDocument/definition", nil)
+	return onceMore(func() (Answer, error) {
+		return m.locations(ctx, q, "textDocument/definition", nil)
+	})
 }
 
 // References is everywhere the symbol is used, its declaration included.
 func (m *Manager) References(ctx context.Context, q Query) (Answer, error) {
-	return m.locations(ctx, q, "textDocument/references", map[string]any{"context": map[string]bool{"includeDeclaration": true}})
+	return onceMore(func() (Answer, error) {
+		return m.locations(ctx, q, "textDocument/references", map[string]any{"context": map[string]bool{"includeDeclaration": true}})
+	})
+}
+
+// onceMore asks again, of a new server, when the server died during the
+// question: one killed or crashed since the last question is only
+// noticed when it is asked.
+func onceMore[T any](ask func() (T, error)) (T, error) {
+	v, err := ask()
+	if errors.Is(err, errExited) {
+		return ask()
+	}
+	return v, err
 }
 
 // session is one question in progress: the server, and the queried

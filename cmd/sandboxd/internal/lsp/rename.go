@@ -34,6 +34,10 @@ func (m *Manager) Rename(ctx context.Context, q Query, newName string) (RenamePl
 	if !isIdentifier(newName) {
 		return RenamePlan{}, fmt.Errorf("new name %q is not an identifier", newName)
 	}
+	return onceMore(func() (RenamePlan, error) { return m.rename(ctx, q, newName) })
+}
+
+func (m *Manager) rename(ctx context.Context, q Query, newName string) (RenamePlan, error) {
 	s, end, err := m.begin(ctx, q)
 	if err != nil {
 		return RenamePlan{}, err

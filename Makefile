@@ -183,6 +183,15 @@ bench:
 $(GOBIN)/staticcheck:
 	GOFLAGS= $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
+# The language servers sandboxd's find_definition, find_references and
+# rename_symbol tests run: pylsp from Debian, gopls pinned (v0.24 needs
+# Go 1.27).
+TEST_DEB_DEPS += pylsp:python3-pylsp
+GOPLS_VERSION := v0.23.0
+test: $(GOBIN)/gopls
+$(GOBIN)/gopls:
+	GOFLAGS= $(GO) install golang.org/x/tools/gopls@$(GOPLS_VERSION)
+
 # lint also fails on a tracked ELF binary or a tracked file over 1 MiB
 # (scripts/check-tracked-files.sh names it).
 lint: $(GOBIN)/staticcheck

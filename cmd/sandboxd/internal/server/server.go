@@ -12,6 +12,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/files"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/lsp"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/search"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/shells"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/symbols"
@@ -52,6 +53,7 @@ type space struct {
 	symbols *symbols.Index
 	shells  *shells.Manager
 	verify  *verify.Verifier
+	lsp     *lsp.Manager
 }
 
 // New opens the workspaces and builds the tools. Close releases them.
@@ -103,7 +105,7 @@ func (s *Server) openSpace(w Workspace, env []string) (*space, error) {
 		ws.Close()
 		return nil, fmt.Errorf("workspace %q: %w", w.Dir, err)
 	}
-	return &space{
+	sp := &space{
 		name:    w.Name,
 		ws:      ws,
 		files:   files.New(ws, files.Options{AllowGitWrites: s.cfg.AllowGitWrites, Scrubber: s.scrub}),
@@ -111,7 +113,9 @@ func (s *Server) openSpace(w Workspace, env []string) (*space, error) {
 		symbols: symbols.New(ws.Dir(), searcher, symbols.Options{}),
 		shells:  shells.New(shells.Options{Dir: ws.Dir(), Env: env, Scrubber: s.scrub, OnRedact: s.cfg.Metrics.Redacted, Credential: s.cfg.RunAs}),
 		verify:  verify.New(ws, verify.Options{Env: env, Credential: s.cfg.RunAs}),
-	}, nil
+	}
+	sp.lsp = newLSP(ws, sp.shells, env, s.cfg.RunAs)
+	return sp, nil
 }
 
 // activeShells counts the commands running in every workspace.
@@ -207,7 +211,7 @@ func (s *Server) Close() error {
 			if sp.shells != nil {
 				errs = append(errs, sp.shells.Close())
 			}
-			errs = append(errs, sp.symbols.Close(), sp.search.Close(), sp.ws.Close())
+			errs = append(errs, sp.lsp.Close(), sp.symbols.Close(), sp.search.Close(), sp.ws.Close())
 		}
 		s.ending.Wait()
 		s.closeErr = errors.Join(errs...)

@@ -122,6 +122,7 @@ func (s *Server) registerTools(m *mcpserver.MCPServer) {
 		mcp.WithReadOnlyHintAnnotation(true),
 	)...), s.handler("Grep", s.inSpace(s.grep)))
 	s.registerSymbolTools(m, ws)
+	s.registerLSPTools(m, ws)
 	if s.cfg.ReadOnly {
 		return
 	}
@@ -189,6 +190,7 @@ func (s *Server) write(ctx context.Context, sp *space, req mcp.CallToolRequest) 
 	if err != nil {
 		return "", err
 	}
+	defer s.lspChanged(sp, path)
 	out, err := sp.files.Write(s.ledger(ctx), path, content)
 	if err != nil {
 		return "", err
@@ -210,6 +212,7 @@ func (s *Server) edit(ctx context.Context, sp *space, req mcp.CallToolRequest) (
 	if err != nil {
 		return "", err
 	}
+	defer s.lspChanged(sp, path)
 	out, err := sp.files.Edit(s.ledger(ctx), path, oldString, newString, req.GetBool("replace_all", false))
 	if err != nil {
 		return "", err
@@ -266,6 +269,7 @@ func (s *Server) bash(ctx context.Context, sp *space, req mcp.CallToolRequest) (
 	if ms < 0 {
 		return "", fmt.Errorf("timeout %v: want milliseconds, at least 0", ms)
 	}
+	defer s.lspChanged(sp) // a command may change any file
 	return sp.shells.Bash(ctx, shells.Command{
 		Command:     command,
 		Timeout:     time.Duration(ms * float64(time.Millisecond)),

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
 )
 
@@ -70,7 +71,7 @@ func skipInShort(t *testing.T, why string) {
 
 // staticcheckInstalled says whether testEnv(t, true) finds staticcheck.
 func staticcheckInstalled(t *testing.T) bool {
-	_, err := lookPath("staticcheck", testEnv(t, true))
+	_, err := shell.LookPath("staticcheck", testEnv(t, true))
 	return err == nil
 }
 

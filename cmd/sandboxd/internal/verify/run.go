@@ -26,7 +26,7 @@ const tailBytes = 4 << 10
 // could not run or a caller that went away.
 func (v *Verifier) run(ctx context.Context, st Step, cwd string, timeout time.Duration) (StepResult, error) {
 	res := StepResult{Tool: st.Tool}
-	bin, err := lookPath(st.Command, v.opts.Env)
+	bin, err := shell.LookPath(st.Command, v.opts.Env)
 	if err != nil {
 		if st.Optional {
 			res.Absent = true
@@ -152,26 +152,6 @@ func readReport(path string) []byte {
 		return nil
 	}
 	return data
-}
-
-// lookPath finds name on the PATH the command will see, not sandboxd's
-// own. Relative PATH entries are skipped: they would be relative to
-// sandboxd's directory, and could pick a program out of the workspace.
-func lookPath(name string, env []string) (string, error) {
-	if strings.Contains(name, "/") {
-		return name, nil
-	}
-	path, _ := shell.EnvValue(env, "PATH")
-	for _, dir := range filepath.SplitList(path) {
-		if !filepath.IsAbs(dir) {
-			continue
-		}
-		file := filepath.Join(dir, name)
-		if fi, err := os.Stat(file); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return file, nil
-		}
-	}
-	return "", fmt.Errorf("%s not found on PATH (%s)", name, path)
 }
 
 // withEnv is env with key set to value. PWD must match the directory:

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
 )
 
@@ -40,7 +41,7 @@ func langEnv(t *testing.T) []string {
 // failure.
 func requireTool(t *testing.T, env []string, program, pkg string) {
 	t.Helper()
-	if _, err := lookPath(program, env); err != nil {
+	if _, err := shell.LookPath(program, env); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("%s is not installed, and CI is set: make test-deps installs it (%s)", program, pkg)
 		}

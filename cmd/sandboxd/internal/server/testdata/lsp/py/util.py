@@ -1,0 +1,5 @@
+"""Helpers for app."""
+
+
+def shout(text):
+    return text.upper() + "!"

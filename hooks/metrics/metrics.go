@@ -128,6 +128,7 @@ func (c *Collector) Call(sandbox, hook string, o Outcome, elapsed time.Duration)
 	if c == nil {
 		return
 	}
+	c.Hook(sandbox, hook) // the series it does not count in show zero
 	c.calls.WithLabelValues(sandbox, hook).Inc()
 	c.duration.WithLabelValues(sandbox, hook).Observe(elapsed.Seconds())
 	switch o {

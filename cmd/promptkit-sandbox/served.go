@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 	"path/filepath"
 	"slices"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/hooks"
 	"github.com/altairalabs/promptkit-sandbox/hooks/metrics"
-	"github.com/altairalabs/promptkit-sandbox/hooks/wire"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/shared/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
@@ -97,21 +95,7 @@ func (l lent) count(req sandbox.Request, resp sandbox.Response, err error, start
 	if l.m == nil {
 		return
 	}
-	l.m.Call(l.sb.Name(), filepath.Base(req.Command), servedOutcome(resp, err), time.Since(start))
-}
-
-// servedOutcome is how an exec call counts.
-func servedOutcome(resp sandbox.Response, err error) metrics.Outcome {
-	switch {
-	case errors.Is(err, sandbox.ErrTimeout):
-		return metrics.TimedOut
-	case err != nil:
-		return metrics.Failed
-	}
-	if v, perr := wire.ParseVerdict(resp.Stdout); perr == nil && !v.Allow {
-		return metrics.Denied
-	}
-	return metrics.Allowed
+	l.m.Call(l.sb.Name(), filepath.Base(req.Command), metrics.OutcomeOf(resp, err), time.Since(start))
 }
 
 // OutputLimit is the sandbox's cap; 0 (unknown) leaves the default.

@@ -47,7 +47,7 @@ func TestInjectExtract(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range spans[0].Attributes {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	want := map[string]string{"process.executable.name": "pii.py", "promptkit.sandbox.mode": "docker_exec", "process.exit.code": "3"}
 	for k, v := range want {

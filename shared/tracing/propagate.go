@@ -33,18 +33,23 @@ func (c mdCarrier) Keys() []string {
 	return keys
 }
 
-// Inject returns ctx with the trace context of the span it carries added
-// to its outgoing gRPC metadata; ctx as is when it carries no span.
+// Inject returns ctx with the trace context of the span it carries set
+// in its outgoing gRPC metadata, replacing any trace context already
+// there; ctx as is when it carries no span.
 func Inject(ctx context.Context) context.Context {
-	md := metadata.MD{}
-	propagator.Inject(ctx, mdCarrier(md))
-	if len(md) == 0 {
+	tc := metadata.MD{}
+	propagator.Inject(ctx, mdCarrier(tc))
+	if len(tc) == 0 {
 		return ctx
 	}
-	for k, v := range md {
-		ctx = metadata.AppendToOutgoingContext(ctx, k, v[0])
+	md, _ := metadata.FromOutgoingContext(ctx) // a copy
+	if md == nil {
+		md = metadata.MD{}
 	}
-	return ctx
+	for k, v := range tc {
+		md.Set(k, v...)
+	}
+	return metadata.NewOutgoingContext(ctx, md)
 }
 
 // Extract returns ctx carrying, as the remote parent of the spans started

@@ -22,9 +22,12 @@ func TestInjectExtract(t *testing.T) {
 	ctx, host := tp.Tracer("t").Start(context.Background(), "host")
 	defer host.End()
 
+	// Metadata already there stays; a trace context already there is
+	// replaced, not doubled.
+	ctx = metadata.AppendToOutgoingContext(ctx, "x-other", "kept", "traceparent", "00-stale")
 	out, ok := metadata.FromOutgoingContext(Inject(ctx))
-	if !ok || len(out.Get("traceparent")) != 1 {
-		t.Fatalf("outgoing metadata %v: want one traceparent", out)
+	if !ok || len(out.Get("traceparent")) != 1 || out.Get("traceparent")[0] == "00-stale" || out.Get("x-other")[0] != "kept" {
+		t.Fatalf("outgoing metadata %v: want one fresh traceparent and x-other kept", out)
 	}
 	// The server's side: what arrived is incoming metadata.
 	in := Extract(metadata.NewIncomingContext(context.Background(), out))

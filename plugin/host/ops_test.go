@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +18,8 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/hooks/metrics"
 	"github.com/altairalabs/promptkit-sandbox/hooks/wire"
 	"github.com/altairalabs/promptkit-sandbox/internal/otlptest"
+	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
+	"github.com/altairalabs/promptkit-sandbox/internal/sandboxtest"
 	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 )
 
@@ -55,16 +58,24 @@ spec:
       hook: provider
       phases: [before_call]
       sandbox: crashy
+    long:
+      command: sh
+      args: [-c, 'sleep "$0"', MARKER]
+      hook: provider
+      phases: [before_call]
+      sandbox: box
+      timeout_ms: 60000
 `
 
 // opsRuntime loads opsConfig with the test plugin installed, its host
-// counting into opts.Metrics.
-func opsRuntime(t *testing.T, opts hooks.Options) *hooks.Runtime {
+// counting into opts.Metrics; the long hook sleeps with marker on its
+// command line.
+func opsRuntime(t *testing.T, opts hooks.Options, marker string) *hooks.Runtime {
 	t.Helper()
 	dir := t.TempDir()
 	install(t, testPlugin, filepath.Join(dir, "plugins"), "promptkit-sandbox-test_v1.0.0")
 	cfg := filepath.Join(dir, "runtime.yaml")
-	if err := os.WriteFile(cfg, []byte(opsConfig), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(strings.Replace(opsConfig, "MARKER", marker, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	opts.Plugins = func(string, []string) (hooks.Plugins, error) {
@@ -76,6 +87,26 @@ func opsRuntime(t *testing.T, opts hooks.Options) *hooks.Runtime {
 	}
 	t.Cleanup(func() { _ = rt.Close(context.Background()) })
 	return rt
+}
+
+// waitForProcs waits until a process with marker on its command line
+// runs, for at most a minute.
+func waitForProcs(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		procs, err := sandboxtest.HostProcs(marker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(procs) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the hook's process did not start within a minute")
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
 }
 
 func beforeCall() *wire.Payload {
@@ -95,16 +126,19 @@ func call(t *testing.T, rt *hooks.Runtime, ctx context.Context, name string, all
 	return d
 }
 
-// Hooks that allow, deny and time out, and one whose plugin process dies
-// mid-call, are counted by sandbox and hook; the plugin started again
-// for the next call is counted as a restart.
+// Hooks that allow, deny and time out, one whose plugin process crashes
+// mid-call and one whose plugin is SIGKILLed mid-call, are counted by
+// sandbox and hook; each plugin process started again for the next call
+// is counted as a restart.
 func TestHookMetrics(t *testing.T) {
 	m := metrics.New()
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(m); err != nil {
 		t.Fatal(err)
 	}
-	rt := opsRuntime(t, hooks.Options{Metrics: m})
+	st := trackStarts(t)
+	marker := sandboxtest.NewMarker()
+	rt := opsRuntime(t, hooks.Options{Metrics: m}, marker)
 	ctx := context.Background()
 	call(t, rt, ctx, "allow", true)
 	call(t, rt, ctx, "allow", true)
@@ -116,41 +150,69 @@ func TestHookMetrics(t *testing.T) {
 	// The process is gone: this call starts it again.
 	call(t, rt, ctx, "allow", true)
 
+	// The second process, SIGKILLed while the long hook runs in it.
+	killed := make(chan hooks.Decision, 1)
+	go func() {
+		d, _ := rt.Call(ctx, "long", beforeCall())
+		killed <- d
+	}()
+	waitForProcs(t, marker)
+	pids := st.pids(t)
+	if len(pids) != 2 {
+		t.Fatalf("%d plugin starts, want 2", len(pids))
+	}
+	for _, pid := range pids { // the first crashed: kill the live one
+		if proctest.Alive(pid) {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if d := <-killed; d.Allow || !strings.Contains(d.Reason, "connection lost") {
+		t.Errorf("long, its plugin killed: %+v, want a deny for the lost connection", d)
+	}
+	sandboxtest.AssertNoProcs(t, marker, 5*time.Second)
+	call(t, rt, ctx, "allow", true)
+
 	want := `
 # HELP promptkit_sandbox_hook_calls_total Hook calls, by sandbox and hook: every outcome.
 # TYPE promptkit_sandbox_hook_calls_total counter
-promptkit_sandbox_hook_calls_total{hook="allow",sandbox="box"} 3
+promptkit_sandbox_hook_calls_total{hook="allow",sandbox="box"} 4
 promptkit_sandbox_hook_calls_total{hook="crash",sandbox="crashy"} 1
 promptkit_sandbox_hook_calls_total{hook="deny",sandbox="box"} 1
+promptkit_sandbox_hook_calls_total{hook="long",sandbox="box"} 1
 promptkit_sandbox_hook_calls_total{hook="slow",sandbox="box"} 1
 # HELP promptkit_sandbox_hook_denials_total Hook calls whose verdict denied ("allow": false), by sandbox and hook.
 # TYPE promptkit_sandbox_hook_denials_total counter
 promptkit_sandbox_hook_denials_total{hook="allow",sandbox="box"} 0
 promptkit_sandbox_hook_denials_total{hook="crash",sandbox="crashy"} 0
 promptkit_sandbox_hook_denials_total{hook="deny",sandbox="box"} 1
+promptkit_sandbox_hook_denials_total{hook="long",sandbox="box"} 0
 promptkit_sandbox_hook_denials_total{hook="slow",sandbox="box"} 0
 # HELP promptkit_sandbox_hook_failures_total Hook calls that gave no verdict for another reason (could not run, non-zero exit, invalid verdict, cancelled), by sandbox and hook.
 # TYPE promptkit_sandbox_hook_failures_total counter
 promptkit_sandbox_hook_failures_total{hook="allow",sandbox="box"} 0
 promptkit_sandbox_hook_failures_total{hook="crash",sandbox="crashy"} 1
 promptkit_sandbox_hook_failures_total{hook="deny",sandbox="box"} 0
+promptkit_sandbox_hook_failures_total{hook="long",sandbox="box"} 1
 promptkit_sandbox_hook_failures_total{hook="slow",sandbox="box"} 0
 # HELP promptkit_sandbox_hook_timeouts_total Hook calls killed at their timeout, by sandbox and hook.
 # TYPE promptkit_sandbox_hook_timeouts_total counter
 promptkit_sandbox_hook_timeouts_total{hook="allow",sandbox="box"} 0
 promptkit_sandbox_hook_timeouts_total{hook="crash",sandbox="crashy"} 0
 promptkit_sandbox_hook_timeouts_total{hook="deny",sandbox="box"} 0
+promptkit_sandbox_hook_timeouts_total{hook="long",sandbox="box"} 0
 promptkit_sandbox_hook_timeouts_total{hook="slow",sandbox="box"} 1
 # HELP promptkit_sandbox_plugin_restarts_total Plugin processes started again after the previous one crashed or its connection broke, by plugin.
 # TYPE promptkit_sandbox_plugin_restarts_total counter
-promptkit_sandbox_plugin_restarts_total{plugin="test"} 1
+promptkit_sandbox_plugin_restarts_total{plugin="test"} 2
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
 		metrics.MetricCalls, metrics.MetricDenials, metrics.MetricFailures, metrics.MetricTimeouts, metrics.MetricRestarts); err != nil {
 		t.Error(err)
 	}
 	// Every call is in the latency histogram of its hook.
-	for hook, n := range map[string]int{"allow": 3, "deny": 1, "slow": 1, "crash": 1} {
+	for hook, n := range map[string]int{"allow": 4, "deny": 1, "slow": 1, "crash": 1, "long": 1} {
 		sandbox := "box"
 		if hook == "crash" {
 			sandbox = "crashy"
@@ -197,7 +259,7 @@ func TestHookTraceCrossesThePlugin(t *testing.T) {
 		t.Fatalf("NewProviderFromEnv: %v, %v", tp, err)
 	}
 	defer tp.Shutdown(ctx)
-	rt := opsRuntime(t, hooks.Options{TracerProvider: tp})
+	rt := opsRuntime(t, hooks.Options{TracerProvider: tp}, "1")
 
 	ctx, turn := tp.Tracer("test").Start(ctx, "agent turn")
 	call(t, rt, ctx, "deny", false)

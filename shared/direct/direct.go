@@ -52,14 +52,11 @@ func (s *Sandbox) SpawnStreaming(ctx context.Context, req sandbox.Request, stdou
 // run is shell.Run in a span of its own, "direct.exec", a child of the
 // span ctx carries (a plugin's call, or a hook's), if any.
 func (s *Sandbox) run(ctx context.Context, req sandbox.Request, opts shell.Options) (sandbox.Response, error) {
-	ctx, span := tracing.Start(ctx, execSpan, tracing.ModeAttrs(ModeName, req.Command)...)
+	ctx, span := tracing.StartCall(ctx, ModeName, req.Command)
 	resp, err := shell.Run(ctx, req, opts)
 	tracing.End(span, err)
 	return resp, err
 }
-
-// execSpan names the span of a direct call.
-const execSpan = "direct.exec"
 
 // OutputLimit is the number of bytes kept of each of stdout and stderr;
 // a plugin host uses it to bound what it accepts back from the backend.

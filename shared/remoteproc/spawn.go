@@ -30,7 +30,7 @@ type Run func(ctx context.Context, c Call, stdout, stderr io.Writer) (int, error
 // to stdout and stderr as they come when stdout is not nil: a streaming
 // Spawn), and fills the Response, whose Err is the error returned.
 func Spawn(ctx context.Context, req sandbox.Request, d Defaults, stdout, stderr io.Writer, run Run) (resp sandbox.Response, err error) {
-	ctx, span := tracing.Start(ctx, tracing.SpanName(d.Mode), tracing.ModeAttrs(d.Mode, req.Command)...)
+	ctx, span := tracing.StartCall(ctx, d.Mode, req.Command)
 	out := shell.NewOutputs(d.OutputLimit, stdout, stderr)
 	defer func() {
 		out.Fill(&resp)

@@ -6,7 +6,7 @@
 // plugin.DialOptions install) put its W3C traceparent and tracestate in
 // the call's outgoing gRPC metadata; the plugin's server takes them out
 // (Extract) and starts its span as a child; a backend starts its own
-// child span (Start) with the provider of the span its context carries,
+// child span (StartCall) with the provider of the span its context carries,
 // so it needs no provider of its own. Only metadata changes on the wire:
 // a plugin or host built before this ignores it.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 )
@@ -37,6 +38,9 @@ func (c mdCarrier) Keys() []string {
 // in its outgoing gRPC metadata, replacing any trace context already
 // there; ctx as is when it carries no span.
 func Inject(ctx context.Context) context.Context {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx // nothing to carry; the common case costs nothing
+	}
 	tc := metadata.MD{}
 	propagator.Inject(ctx, mdCarrier(tc))
 	if len(tc) == 0 {

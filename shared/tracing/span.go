@@ -16,13 +16,21 @@ import (
 // scope names the instrumentation scope of the spans Start makes.
 const scope = "github.com/altairalabs/promptkit-sandbox/shared/tracing"
 
-// Start starts the span of a backend's work (name such as "docker.exec")
-// as a child of the span ctx carries, with that span's provider. Without
-// a span in ctx — tracing is off — it is a no-op span that costs nothing.
-func Start(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
-	tp := trace.SpanFromContext(ctx).TracerProvider()
-	return tp.Tracer(scope).Start(ctx, name, trace.WithAttributes(attrs...))
+// StartCall starts the span of a backend's call in a sandbox of mode
+// (SpanName names it) as a child of the span ctx carries, with that
+// span's provider: a backend needs no provider of its own. When ctx
+// carries no recording span — tracing is off, or the trace is not
+// sampled — it makes none and costs next to nothing.
+func StartCall(ctx context.Context, mode, command string) (context.Context, trace.Span) {
+	parent := trace.SpanFromContext(ctx)
+	if !parent.IsRecording() {
+		return ctx, noSpan
+	}
+	return parent.TracerProvider().Tracer(scope).Start(ctx, SpanName(mode), trace.WithAttributes(ModeAttrs(mode, command)...))
 }
+
+// noSpan is the span of a call that is not traced: every method a no-op.
+var noSpan = trace.SpanFromContext(context.Background())
 
 // CommandAttrs describe the command a span runs by its file name only:
 // its path and arguments may carry what a trace must not.
@@ -34,6 +42,10 @@ func CommandAttrs(command string) []attribute.KeyValue {
 // command that ran, the error kind of one that failed. The error's
 // message stays out: it may quote the command's output.
 func End(span trace.Span, err error) {
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
 	var xe *sandbox.ExitError
 	switch {
 	case err == nil:
@@ -48,8 +60,12 @@ func End(span trace.Span, err error) {
 }
 
 // SpanName is the name of the span of a call in a sandbox of mode:
-// "docker_exec" is "docker.exec", "direct" stays "direct".
+// "docker_exec" is "docker.exec", and a mode without a verb, "direct",
+// is "direct.exec".
 func SpanName(mode string) string {
+	if !strings.Contains(mode, "_") {
+		return mode + ".exec"
+	}
 	return strings.Replace(mode, "_", ".", 1)
 }
 

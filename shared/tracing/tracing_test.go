@@ -38,7 +38,7 @@ func TestInjectExtract(t *testing.T) {
 
 	// A backend's span takes the provider of the span its context holds.
 	sctx, srv := tp.Tracer("t").Start(in, "plugin.spawn")
-	_, backend := Start(sctx, SpanName("docker_exec"), ModeAttrs("docker_exec", "/hooks/pii.py")...)
+	_, backend := StartCall(sctx, "docker_exec", "/hooks/pii.py")
 	End(backend, &sandbox.ExitError{Code: 3})
 	srv.End()
 	spans := exp.GetSpans()
@@ -69,9 +69,12 @@ func TestNoSpanNoTrace(t *testing.T) {
 	if got := Extract(metadata.NewIncomingContext(ctx, metadata.MD{})); trace.SpanContextFromContext(got).IsValid() {
 		t.Error("a span context extracted from no metadata")
 	}
-	_, span := Start(ctx, "direct.exec")
+	_, span := StartCall(ctx, "direct", "sh")
 	if span.IsRecording() || span.SpanContext().IsValid() {
-		t.Error("Start without a span in ctx made a real span")
+		t.Error("StartCall without a span in ctx made a real span")
+	}
+	if SpanName("direct") != "direct.exec" || SpanName("kubectl_exec") != "kubectl.exec" {
+		t.Errorf("SpanName: %s, %s", SpanName("direct"), SpanName("kubectl_exec"))
 	}
 	End(span, errors.New("x")) // must not panic
 }

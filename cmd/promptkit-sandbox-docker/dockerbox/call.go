@@ -37,7 +37,7 @@ func (c caller) spawn(ctx context.Context, req sandbox.Request, stdout, stderr i
 	if req.Timeout > 0 {
 		spec.timeout = req.Timeout
 	}
-	ctx, span := tracing.Start(ctx, tracing.SpanName(c.mode), tracing.ModeAttrs(c.mode, req.Command)...)
+	ctx, span := tracing.StartCall(ctx, c.mode, req.Command)
 	out := shell.NewOutputs(c.set.outputLimit, stdout, stderr)
 	defer func() {
 		out.Fill(&resp)

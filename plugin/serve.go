@@ -59,10 +59,10 @@ type ServeOpts struct {
 	// stderr, which go-plugin forwards to the host's logger, at the level
 	// in EnvLogLevel (default info).
 	Logger hclog.Logger
-	// TracerProvider makes the spans of the calls served: a child of the
-	// host's span, whose trace context comes in the call's gRPC
-	// metadata, for each Spawn, under which a backend starts its own
-	// (see shared/tracing). Nil: Serve builds one that exports over
+	// TracerProvider makes a span of each Spawn served, a child of the
+	// host's span (whose trace context comes in the call's gRPC
+	// metadata); a backend starts its own under it (see
+	// shared/tracing). Nil: Serve builds one that exports over
 	// OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set in the plugin's
 	// environment (the host passes its own OTEL_* variables on), and
 	// makes no spans otherwise; NewServer makes none.

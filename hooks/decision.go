@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/altairalabs/promptkit-sandbox/hooks/metrics"
 	"github.com/altairalabs/promptkit-sandbox/hooks/wire"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
@@ -36,32 +37,45 @@ const maxStderrInReason = 1024
 // What a deny reason quotes of the hook's output, or of its sandbox's
 // error, goes through sc. A verdict's own reason is the hook's answer and
 // the decision carries it as written, as PromptKit does; logged is the
-// reason as the runtime may log it, where that one is scrubbed too.
-func decide(hookName string, resp sandbox.Response, err error, sc *scrub.Scrubber) (d Decision, logged string) {
+// reason as the runtime may log it, where that one is scrubbed too. o is
+// how the call counts in the metrics.
+func decide(hookName string, resp sandbox.Response, err error, sc *scrub.Scrubber) (d Decision, logged string, o metrics.Outcome) {
 	if err != nil {
 		d.Reason = fmt.Sprintf("hook %q %s%s", hookName, failureText(err, sc), stderrSuffix(resp, sc))
-		return d, d.Reason
+		return d, d.Reason, spawnOutcome(err)
 	}
 	v, perr := wire.ParseVerdictQuoting(resp.Stdout, func(piece []byte, n int) (string, bool) {
 		return sc.Excerpt(string(piece), n, resp.StdoutTruncated)
 	})
 	if perr != nil {
 		d.Reason = fmt.Sprintf("hook %q %s%s", hookName, verdictFailureText(perr, resp.StdoutTruncated), stderrSuffix(resp, sc))
-		return d, d.Reason
+		return d, d.Reason, metrics.Failed
 	}
 	if v.Allow {
-		return Decision{Allow: true, Reason: v.Reason, Metadata: v.Metadata}, ""
+		return Decision{Allow: true, Reason: v.Reason, Metadata: v.Metadata}, "", metrics.Allowed
 	}
 	d = Decision{Reason: v.Reason, Enforced: v.Enforced, Metadata: v.Metadata}
 	if v.Reason == "" {
 		d.Reason = fmt.Sprintf("hook %q denied the request without giving a reason", hookName)
-		return d, d.Reason
+		return d, d.Reason, metrics.Denied
 	}
 	logged, cut := sc.Excerpt(v.Reason, maxStderrInReason, false)
 	if cut {
 		logged += fmt.Sprintf("… [%d bytes in all]", len(v.Reason))
 	}
-	return d, logged
+	return d, logged, metrics.Denied
+}
+
+// spawnOutcome is the outcome of a hook whose sandbox returned err: a
+// timeout, or a failure of another kind.
+func spawnOutcome(err error) metrics.Outcome {
+	switch {
+	case err == nil:
+		return metrics.Allowed
+	case errors.Is(err, sandbox.ErrTimeout):
+		return metrics.TimedOut
+	}
+	return metrics.Failed
 }
 
 // failureText says in a few words why a spawn failed, by error kind, and

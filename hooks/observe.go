@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/trace"
 )
 
 const (
@@ -21,6 +22,7 @@ const (
 // the pipeline down however slow they are.
 type observerPool struct {
 	log    hclog.Logger
+	tel    telemetry
 	jobs   chan observeJob
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -35,9 +37,12 @@ type observerPool struct {
 type observeJob struct {
 	hook  *Hook
 	stdin []byte
+	// parent is the span of the call that fired the hook: the observer's
+	// span joins its trace, though it runs after the call has returned.
+	parent trace.SpanContext
 }
 
-func newObserverPool(log hclog.Logger, workers, queue int) *observerPool {
+func newObserverPool(log hclog.Logger, tel telemetry, workers, queue int) *observerPool {
 	if workers <= 0 {
 		workers = defaultObserveConcurrency
 	}
@@ -45,7 +50,7 @@ func newObserverPool(log hclog.Logger, workers, queue int) *observerPool {
 		queue = defaultObserveQueue
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &observerPool{log: log, jobs: make(chan observeJob, queue), ctx: ctx, cancel: cancel}
+	p := &observerPool{log: log, tel: tel, jobs: make(chan observeJob, queue), ctx: ctx, cancel: cancel}
 	p.wg.Add(workers)
 	for range workers {
 		go p.work()
@@ -53,7 +58,7 @@ func newObserverPool(log hclog.Logger, workers, queue int) *observerPool {
 	return p
 }
 
-func (p *observerPool) submit(h *Hook, stdin []byte) {
+func (p *observerPool) submit(ctx context.Context, h *Hook, stdin []byte) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
@@ -61,7 +66,7 @@ func (p *observerPool) submit(h *Hook, stdin []byte) {
 		return
 	}
 	select {
-	case p.jobs <- observeJob{hook: h, stdin: stdin}:
+	case p.jobs <- observeJob{hook: h, stdin: stdin, parent: trace.SpanContextFromContext(ctx)}:
 	default:
 		p.log.Error("observe hook dropped: queue full", "hook", h.Name, "queue", cap(p.jobs))
 	}
@@ -82,7 +87,9 @@ func (p *observerPool) work() {
 func (p *observerPool) run(job observeJob) {
 	h := job.hook
 	start := time.Now()
-	resp, err := h.spawn(p.ctx, job.stdin)
+	ctx, call := p.tel.start(trace.ContextWithSpanContext(p.ctx, job.parent), h)
+	resp, err := h.spawn(ctx, job.stdin)
+	call.end(spawnOutcome(err))
 	if err != nil {
 		if p.ctx.Err() != nil {
 			p.cancelled.Add(1)

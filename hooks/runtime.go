@@ -28,8 +28,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/hooks/metrics"
 	"github.com/altairalabs/promptkit-sandbox/hooks/wire"
 	"github.com/altairalabs/promptkit-sandbox/shared/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
@@ -58,6 +60,14 @@ type Options struct {
 	// PluginsFunc); nil means only built-in modes exist. The runtime owns
 	// what it returns and closes it on Close.
 	Plugins PluginsFunc
+	// Metrics, when set, counts every hook call by sandbox and hook (see
+	// package hooks/metrics); the embedding program registers it where
+	// it scrapes. Nil counts nothing.
+	Metrics *metrics.Collector
+	// TracerProvider, when set, makes a span of every hook call, a child
+	// of the span in the caller's context; a plugin sandbox carries it
+	// on to the plugin (see shared/tracing). Nil makes no spans.
+	TracerProvider trace.TracerProvider
 }
 
 // Runtime runs the hooks of one RuntimeConfig. It is safe for concurrent
@@ -70,6 +80,7 @@ type Runtime struct {
 	hooks     []*Hook
 	byName    map[string]*Hook
 	observers *observerPool
+	telemetry telemetry
 }
 
 // Hook is one configured exec hook bound to its sandbox.
@@ -137,6 +148,7 @@ func open(file *config.File, opts Options, builtin *sandbox.Registry, plugins Pl
 		plugins:   plugins,
 		sandboxes: make(map[string]sandbox.Sandbox, len(file.Sandboxes)+1),
 		byName:    make(map[string]*Hook, len(file.Hooks)),
+		telemetry: newTelemetry(opts.Metrics, opts.TracerProvider),
 	}
 	var problems []config.Problem
 	for _, s := range file.Sandboxes {
@@ -171,8 +183,9 @@ func open(file *config.File, opts Options, builtin *sandbox.Registry, plugins Pl
 		hook := &Hook{Hook: h, sandbox: sb, forwarded: append(sandboxEnv(file, name), h.Env...)}
 		rt.hooks = append(rt.hooks, hook)
 		rt.byName[h.Name] = hook
+		opts.Metrics.Hook(name, h.Name)
 	}
-	rt.observers = newObserverPool(log, opts.ObserveConcurrency, opts.ObserveQueue)
+	rt.observers = newObserverPool(log, rt.telemetry, opts.ObserveConcurrency, opts.ObserveQueue)
 	return rt, nil
 }
 
@@ -212,7 +225,7 @@ func (rt *Runtime) Run(ctx context.Context, p *wire.Payload) (Decision, error) {
 			continue
 		}
 		if h.Mode == config.ModeObserve {
-			rt.observers.submit(h, stdin)
+			rt.observers.submit(ctx, h, stdin)
 			continue
 		}
 		if d := rt.filter(ctx, h, stdin); !d.Allow {
@@ -240,7 +253,7 @@ func (rt *Runtime) Call(ctx context.Context, name string, p *wire.Payload) (Deci
 		return Decision{}, err
 	}
 	if h.Mode == config.ModeObserve {
-		rt.observers.submit(h, stdin)
+		rt.observers.submit(ctx, h, stdin)
 		return Allow, nil
 	}
 	return rt.filter(ctx, h, stdin), nil
@@ -252,8 +265,10 @@ func (rt *Runtime) Call(ctx context.Context, name string, p *wire.Payload) (Deci
 const backstop = 5 * time.Second
 
 func (rt *Runtime) filter(ctx context.Context, h *Hook, stdin []byte) Decision {
+	ctx, call := rt.telemetry.start(ctx, h)
 	resp, err := h.spawn(ctx, stdin)
-	d, logged := decide(h.Name, resp, err, h.scrubber())
+	d, logged, outcome := decide(h.Name, resp, err, h.scrubber())
+	call.end(outcome)
 	if !d.Allow {
 		rt.log.Debug("filter hook denied", "hook", h.Name, "reason", logged)
 	}

@@ -20,6 +20,12 @@
 // message comes near gRPC's 4 MiB default limit, which only the plugin's
 // own server could raise.
 //
+// Tracing: the host's calls carry the caller's W3C trace context in
+// their gRPC metadata (DialOptions); the plugin's server makes each
+// Spawn a child span of it, under which backends start theirs, and Serve
+// exports them when OTEL_EXPORTER_OTLP_ENDPOINT is set (shared/tracing,
+// docs/operations.md).
+//
 // Debugging: a plugin started with PROMPTKIT_PLUGIN_DEBUG=1 serves
 // without a host, prints a PROMPTKIT_REATTACH_PLUGINS=... line, and a host
 // given that value attaches to it (ParseReattach) instead of launching.

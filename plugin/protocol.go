@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc"
 
 	sandboxpb "github.com/altairalabs/promptkit-sandbox/shared/proto"
+	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 )
 
 // ProtocolVersion is the version of the plugin protocol (shared/proto)
@@ -109,14 +110,15 @@ const flowWindow = 16 << 20
 const transportBuffer = 256 << 10
 
 // DialOptions are the gRPC options the host dials a plugin with; they
-// match the plugin's server options.
+// match the plugin's server options, and carry the caller's trace
+// context to the plugin in each call's metadata (see shared/tracing).
 func DialOptions() []grpc.DialOption {
-	return []grpc.DialOption{
+	return append([]grpc.DialOption{
 		grpc.WithInitialWindowSize(flowWindow),
 		grpc.WithInitialConnWindowSize(flowWindow),
 		grpc.WithReadBufferSize(transportBuffer),
 		grpc.WithWriteBufferSize(transportBuffer),
-	}
+	}, tracing.ClientInterceptors()...)
 }
 
 func serverOptions() []grpc.ServerOption {

@@ -17,9 +17,12 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 )
 
 // ShutdownGrace bounds how long a stopping plugin waits, in all, for the
@@ -56,6 +59,14 @@ type ServeOpts struct {
 	// stderr, which go-plugin forwards to the host's logger, at the level
 	// in EnvLogLevel (default info).
 	Logger hclog.Logger
+	// TracerProvider makes a span of each Spawn served, a child of the
+	// host's span (whose trace context comes in the call's gRPC
+	// metadata); a backend starts its own under it (see
+	// shared/tracing). Nil: Serve builds one that exports over
+	// OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set in the plugin's
+	// environment (the host passes its own OTEL_* variables on), and
+	// makes no spans otherwise; NewServer makes none.
+	TracerProvider trace.TracerProvider
 }
 
 var semver = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
@@ -141,6 +152,16 @@ func serve(opts ServeOpts) int {
 	if log == nil {
 		log = DefaultLogger()
 	}
+	if opts.TracerProvider == nil {
+		tp, err := tracing.NewProviderFromEnv(context.Background(), "promptkit-sandbox-"+opts.Name, opts.Version, os.Getenv)
+		if err != nil {
+			log.Warn("tracing is off", "error", err)
+		}
+		if tp != nil {
+			opts.TracerProvider = tp
+			defer flushSpans(tp, log)
+		}
+	}
 	srv := newServer(opts, log)
 	if debugMode(os.Getenv(EnvDebug)) {
 		return serveDebug(opts, srv, log)
@@ -203,6 +224,19 @@ func serve(opts ServeOpts) int {
 	srv.shutdown(ShutdownGrace)
 	removeSocketDir()
 	return 0
+}
+
+// spanFlushTimeout bounds sending the spans still held at exit: the
+// host's go-plugin kills a plugin 2 s after asking it to stop.
+const spanFlushTimeout = time.Second
+
+// flushSpans sends what tp still holds and stops it.
+func flushSpans(tp *sdktrace.TracerProvider, log hclog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), spanFlushTimeout)
+	defer cancel()
+	if err := tp.Shutdown(ctx); err != nil {
+		log.Warn("sending the last spans", "error", err)
+	}
 }
 
 // removeSocketDir removes the directory the host made for this plugin's

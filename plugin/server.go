@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -40,6 +42,7 @@ type server struct {
 	descriptions  map[string]string
 	providers     *providers
 	log           hclog.Logger
+	tracer        trace.Tracer
 
 	mu       sync.Mutex
 	open     map[string]sandbox.Sandbox
@@ -50,7 +53,12 @@ type server struct {
 }
 
 func newServer(opts ServeOpts, log hclog.Logger) *server {
+	tp := opts.TracerProvider
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
 	return &server{
+		tracer:       tp.Tracer("github.com/altairalabs/promptkit-sandbox/plugin"),
 		name:         opts.Name,
 		version:      opts.Version,
 		modes:        opts.Modes,

@@ -10,11 +10,14 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	sandboxpb "github.com/altairalabs/promptkit-sandbox/shared/proto"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 )
 
 // firstStdinAlloc bounds what Spawn allocates before any stdin has
@@ -55,6 +58,13 @@ func (s *server) Spawn(stream sandboxpb.Sandbox_SpawnServer) error {
 	if err := s.enter(); err != nil {
 		return err
 	}
+	// The call's span, a child of the host's: its trace context came in
+	// the stream's metadata. The backend's spans are children of this.
+	ctx, span := s.tracer.Start(tracing.Extract(ctx), "plugin.spawn",
+		trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(append(tracing.CommandAttrs(req.Command),
+			attribute.String("promptkit.plugin.name", s.name),
+			attribute.String("promptkit.sandbox.name", sb.Name()))...))
 	// Output goes out in chunks as it comes (while the process runs, if
 	// the backend streams); what is left at the end rides with the result,
 	// so a hook's verdict and its stderr come back in one message.
@@ -78,6 +88,7 @@ func (s *server) Spawn(stream sandboxpb.Sandbox_SpawnServer) error {
 	if err == nil {
 		err = resp.Err
 	}
+	tracing.End(span, err)
 	s.log.Trace("spawned", "sandbox", sb.Name(), "command", req.Command, "error", err)
 	result := resultOf(resp, err)
 	// Under mu: the flush timer may be sending at this very moment.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/altairalabs/promptkit-sandbox/hooks/metrics"
 	"github.com/altairalabs/promptkit-sandbox/plugin/host"
 	"github.com/altairalabs/promptkit-sandbox/plugin/lockfile"
 )
@@ -45,6 +46,12 @@ type Options struct {
 	// PluginStartTimeout bounds a plugin's start and handshake
 	// (host.DefaultStartTimeout when zero).
 	PluginStartTimeout time.Duration
+	// Metrics, when set, counts every hook process run, by sandbox and
+	// by the file name of its command (PromptKit does not tell a sandbox
+	// which hook it runs for), and plugin processes restarted after a
+	// crash; register it in the Prometheus registry you scrape. See
+	// docs/operations.md. Nil counts nothing.
+	Metrics *metrics.Collector
 }
 
 // Adapter serves promptkit-sandbox's sandboxes to PromptKit. It is safe
@@ -91,6 +98,7 @@ func New(opts Options) (*Adapter, error) {
 		LockPath:     lock,
 		Logger:       log,
 		StartTimeout: opts.PluginStartTimeout,
+		Metrics:      opts.Metrics,
 	}))
 	if err != nil {
 		return nil, fmt.Errorf("promptkit adapter: %w", err)

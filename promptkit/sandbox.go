@@ -5,9 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	pksandbox "github.com/AltairaLabs/PromptKit/runtime/hooks/sandbox"
 
+	"github.com/altairalabs/promptkit-sandbox/hooks/metrics"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -31,7 +33,8 @@ func (h *handle) Name() string { return h.name }
 // Spawn runs the hook's process in the shared sandbox. The error is
 // promptkit-sandbox's typed error (errors.Is sandbox.ErrTimeout,
 // errors.As *sandbox.ExitError, ...) and Response.Err repeats it, as
-// PromptKit's hooks read either.
+// PromptKit's hooks read either. A span in ctx goes on to the plugin
+// that runs the call (see shared/tracing).
 func (h *handle) Spawn(ctx context.Context, req pksandbox.Request) (pksandbox.Response, error) {
 	if h.closed.Load() || h.a.isClosed() {
 		err := sandbox.NewError(sandbox.KindStart, "sandbox "+h.name+": "+ErrClosed.Error(), ErrClosed)
@@ -42,6 +45,7 @@ func (h *handle) Spawn(ctx context.Context, req pksandbox.Request) (pksandbox.Re
 		cmd = filepath.Join(h.a.baseDir, cmd)
 	}
 	h.a.stats.spawns.Add(1)
+	start := time.Now()
 	resp, err := h.e.sb.Spawn(ctx, sandbox.Request{
 		Command: cmd,
 		Args:    req.Args,
@@ -49,6 +53,7 @@ func (h *handle) Spawn(ctx context.Context, req pksandbox.Request) (pksandbox.Re
 		Stdin:   req.Stdin,
 		Timeout: req.Timeout,
 	})
+	h.a.opts.Metrics.Call(h.name, filepath.Base(req.Command), metrics.OutcomeOf(resp, err), time.Since(start))
 	if resp.StdoutTruncated {
 		h.a.stats.stdoutCut.Add(1)
 		h.a.log.Warn("hook output truncated at the sandbox's output limit; PromptKit reads what was kept",

@@ -19,6 +19,9 @@ type commonFlags struct {
 	logLevel     string
 	pluginDirs   stringList
 	startTimeout time.Duration
+	// telemetry is not a flag: the command sets it before it opens the
+	// runtime, which reports to it.
+	telemetry telemetry
 }
 
 func newFlagSet(name string, stderr io.Writer, common *commonFlags) *flag.FlagSet {

@@ -44,6 +44,12 @@ func (e *cliEnv) hookRun(args []string) int {
 		e.errorf("hook run: --config and --hook are required")
 		return exitUsage
 	}
+	if log, err := common.logger(e.stderr); err == nil {
+		// Sent at exit, after rt.Close has stopped the plugins.
+		tp, flushSpans := startTracing("promptkit-sandbox", log)
+		defer flushSpans()
+		common.telemetry.tracer = tp
+	}
 	rt, log, code := e.openRuntime(&common, *cfgPath)
 	if code != exitOK {
 		return code

@@ -78,10 +78,11 @@ Commands:
              socket (--socket, else $PROMPTKIT_SANDBOX_SOCKET, else
              $XDG_RUNTIME_DIR/promptkit-sandbox/serve.sock or
              /tmp/promptkit-sandbox-UID/serve.sock), in this process otherwise.
-  serve      --config FILE [--socket PATH]
+  serve      --config FILE [--socket PATH] [--metrics-addr ADDR]
              Open the config's sandboxes once and run exec calls in them, so
              warm pools and residents last between calls, until SIGINT or
-             SIGTERM. Only this user's processes may connect.
+             SIGTERM. Only this user's processes may connect. --metrics-addr
+             serves Prometheus metrics at /metrics (a bare port: 127.0.0.1).
   validate   --config FILE
              Check a RuntimeConfig; exit 0 with a summary or 2 with every problem.
   plugins list [--config FILE] [--json]

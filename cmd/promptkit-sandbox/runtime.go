@@ -22,6 +22,7 @@ func hostOptions(common *commonFlags, log hclog.Logger, configPath string, confi
 		ConfigDirs:   configDirs,
 		Logger:       log,
 		StartTimeout: common.startTimeout,
+		Metrics:      common.telemetry.metrics,
 	}
 	if configPath != "" {
 		opts.LockPath = lockfile.Path(filepath.Dir(configPath))
@@ -33,7 +34,9 @@ func hostOptions(common *commonFlags, log hclog.Logger, configPath string, confi
 // through a plugin host made for the config being loaded.
 func runtimeOptions(common *commonFlags, log hclog.Logger) hooks.Options {
 	return hooks.Options{
-		Logger: log,
+		Logger:         log,
+		Metrics:        common.telemetry.metrics,
+		TracerProvider: common.telemetry.tracer,
 		Plugins: func(configPath string, dirs []string) (hooks.Plugins, error) {
 			return host.New(hostOptions(common, log, configPath, dirs))
 		},

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/hooks/metrics"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 )
 
@@ -22,6 +23,7 @@ func (e *cliEnv) serve(args []string) int {
 	fs := newFlagSet("serve", e.stderr, &common)
 	cfgPath := fs.String("config", "", "RuntimeConfig YAML file whose sandboxes to serve (required)")
 	socket := fs.String("socket", "", "unix socket to listen on (default: $"+envServeSocket+", else "+defaultSocket()+")")
+	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics at /metrics on `address` (HOST:PORT; PORT or :PORT listen on 127.0.0.1); off when empty")
 	if ok, code := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -57,6 +59,21 @@ func (e *cliEnv) serve(args []string) int {
 	ctx, stop := interruptible()
 	defer stop()
 
+	// Deferred first, so it runs last: the plugins have sent their spans
+	// by then, and ours go out after.
+	tp, flushSpans := startTracing("promptkit-sandbox", log)
+	defer flushSpans()
+	common.telemetry.tracer = tp
+	var ms *metricsServer
+	if *metricsAddr != "" {
+		common.telemetry.metrics = metrics.New()
+		if ms, err = serveMetrics(*metricsAddr, common.telemetry.metrics, log); err != nil {
+			e.errorf("serve: %v", err)
+			return exitUsage
+		}
+		defer ms.stop()
+	}
+
 	rt, _, code := e.openRuntime(&common, *cfgPath)
 	if code != exitOK {
 		return code
@@ -68,12 +85,12 @@ func (e *cliEnv) serve(args []string) int {
 			log.Warn("closing the sandboxes", "error", err)
 		}
 	}
-	modes, names := servedModes(rt, cfg)
+	modes, names := servedModes(rt, cfg, common.telemetry.metrics)
 	providers := servedProviders(ctx, rt, cfg)
 	for m := range providers {
 		delete(modes, m)
 	}
-	srv, err := plugin.NewServer(plugin.ServeOpts{Name: "serve", Version: serveVersion(version), Modes: modes, Providers: providers, Logger: log.Named("serve")})
+	srv, err := plugin.NewServer(plugin.ServeOpts{Name: "serve", Version: serveVersion(version), Modes: modes, Providers: providers, Logger: log.Named("serve"), TracerProvider: tp})
 	if err != nil {
 		closeRuntime()
 		e.errorf("serve: %v", err)
@@ -90,6 +107,9 @@ func (e *cliEnv) serve(args []string) int {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
+	if ms != nil {
+		log.Info("serving metrics", "url", ms.url())
+	}
 	log.Info("serving", "socket", path, "config", cfg, "sandboxes", strings.Join(names, ","))
 
 	code = exitOK

@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/hooks"
+	"github.com/altairalabs/promptkit-sandbox/hooks/metrics"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/shared/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
@@ -44,8 +46,9 @@ func canonicalConfig(path string) (string, error) {
 }
 
 // servedModes are the factories of a serve: one per sandbox of rt (direct
-// included), each lending the sandbox rt opened.
-func servedModes(rt *hooks.Runtime, cfg string) (map[string]sandbox.Factory, []string) {
+// included), each lending the sandbox rt opened and counting its calls in
+// m (nil: not counted).
+func servedModes(rt *hooks.Runtime, cfg string, m *metrics.Collector) (map[string]sandbox.Factory, []string) {
 	names := []string{direct.ModeName}
 	for _, s := range rt.File().Sandboxes {
 		if s.Name != direct.ModeName {
@@ -59,7 +62,7 @@ func servedModes(rt *hooks.Runtime, cfg string) (map[string]sandbox.Factory, []s
 		if !ok {
 			continue
 		}
-		l := lend(sb)
+		l := lend(sb, m)
 		modes[servedMode(cfg, name)] = func(string, map[string]any) (sandbox.Sandbox, error) { return l, nil }
 	}
 	return modes, names
@@ -69,12 +72,30 @@ func servedModes(rt *hooks.Runtime, cfg string) (map[string]sandbox.Factory, []s
 // exec's Close (or a dropped handle) must not close it: serve closes it
 // when it stops. Its output cap is the sandbox's own, so the exec side
 // keeps as much as the sandbox would have.
-type lent struct{ sb sandbox.Sandbox }
+type lent struct {
+	sb sandbox.Sandbox
+	m  *metrics.Collector
+}
 
 func (l lent) Name() string { return l.sb.Name() }
 func (l lent) Close() error { return nil }
 func (l lent) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Response, error) {
-	return l.sb.Spawn(ctx, req)
+	start := time.Now()
+	resp, err := l.sb.Spawn(ctx, req)
+	l.count(req, resp, err, start)
+	return resp, err
+}
+
+// count records an exec call in the metrics. A serve is not told which
+// hook an exec runs for: the hook label is the file name of the command
+// exec runs, which stands for it in the usual one-command-per-hook
+// setup. A clean exit whose stdout is a verdict denying is a denial; a
+// clean exit with anything else on stdout (an observe hook's) is not.
+func (l lent) count(req sandbox.Request, resp sandbox.Response, err error, start time.Time) {
+	if l.m == nil {
+		return
+	}
+	l.m.Call(l.sb.Name(), filepath.Base(req.Command), metrics.OutcomeOf(resp, err), time.Since(start))
 }
 
 // OutputLimit is the sandbox's cap; 0 (unknown) leaves the default.
@@ -93,12 +114,46 @@ type lentStreamer struct {
 }
 
 func (l lentStreamer) SpawnStreaming(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (sandbox.Response, error) {
-	return l.st.SpawnStreaming(ctx, req, stdout, stderr)
+	if l.m == nil {
+		return l.st.SpawnStreaming(ctx, req, stdout, stderr)
+	}
+	// A streamed stdout is not kept in the response: the start of it is
+	// kept here, to read a verdict from.
+	peek := &verdictPeek{}
+	start := time.Now()
+	resp, err := l.st.SpawnStreaming(ctx, req, io.MultiWriter(stdout, peek), stderr)
+	counted := resp
+	if !peek.over {
+		counted.Stdout = peek.buf
+	}
+	l.count(req, counted, err, start)
+	return resp, err
 }
 
-func lend(sb sandbox.Sandbox) sandbox.Sandbox {
-	if st, ok := sb.(sandbox.Streamer); ok {
-		return lentStreamer{lent{sb}, st}
+// maxVerdictPeek is how much of a streamed stdout is kept to read a
+// verdict from: far more than a verdict takes. Past it the call counts
+// as allowed, its verdict unread.
+const maxVerdictPeek = 1 << 20
+
+// verdictPeek keeps the first maxVerdictPeek bytes written to it.
+type verdictPeek struct {
+	buf  []byte
+	over bool
+}
+
+func (p *verdictPeek) Write(b []byte) (int, error) {
+	if len(p.buf)+len(b) > maxVerdictPeek {
+		p.over, p.buf = true, nil
 	}
-	return lent{sb}
+	if !p.over {
+		p.buf = append(p.buf, b...)
+	}
+	return len(b), nil
+}
+
+func lend(sb sandbox.Sandbox, m *metrics.Collector) sandbox.Sandbox {
+	if st, ok := sb.(sandbox.Streamer); ok {
+		return lentStreamer{lent{sb, m}, st}
+	}
+	return lent{sb, m}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 
+	"github.com/altairalabs/promptkit-sandbox/hooks/metrics"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/plugin/discovery"
 	"github.com/altairalabs/promptkit-sandbox/plugin/lockfile"
@@ -58,6 +59,9 @@ type Options struct {
 	// starting them: the JSON a plugin prints when started with
 	// PROMPTKIT_PLUGIN_DEBUG=1 (the value of PROMPTKIT_REATTACH_PLUGINS).
 	Reattach string
+	// Metrics, when set, counts the plugin processes started again after
+	// a crash (see hooks/metrics); nil counts nothing.
+	Metrics *metrics.Collector
 }
 
 // Host finds, starts and supervises plugin processes. It is safe for

@@ -19,6 +19,7 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/plugin/discovery"
 	"github.com/altairalabs/promptkit-sandbox/shared/bounded"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 )
 
 // instance supervises one plugin binary: at most one live process at a
@@ -79,6 +80,9 @@ func (i *instance) live(ctx context.Context) (*plugin.Client, int, error) {
 		i.proc.kill() // reaps and releases what go-plugin still holds
 		i.proc = nil
 	}
+	// An earlier process ran (gen counts starts): it crashed, or a call
+	// saw its connection break (broken).
+	restart := i.gen > 0
 	if err := i.start(ctx); err != nil {
 		if ctx.Err() == nil && i.reattach == nil {
 			// Its own failure, not the caller giving up: remembered, by
@@ -87,6 +91,9 @@ func (i *instance) live(ctx context.Context) (*plugin.Client, int, error) {
 			i.host.cache.storeFailure(i.cand.Path, err)
 		}
 		return nil, 0, err
+	}
+	if restart {
+		i.host.opts.Metrics.PluginRestarted(i.cand.Name)
 	}
 	return i.proc.rpc, i.gen, nil
 }
@@ -248,10 +255,15 @@ func (i *instance) launch() (*process, error) {
 	// sandboxes first (a container it started must not outlive it). Its
 	// shutdown is bounded (plugin.ShutdownGrace).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	cmd.Env = []string{
+	// The OTEL_* variables make the plugin export its spans where we
+	// export ours (shared/tracing). They are named here on purpose:
+	// go-plugin appends our whole environment too (SkipHostEnv is off,
+	// since backends find docker, kubectl and their configuration
+	// through it), but tracing must not depend on that.
+	cmd.Env = append([]string{
 		plugin.EnvLogLevel + "=" + levelName(i.host.log),
 		goplugin.EnvUnixSocketDir + "=" + sockDir,
-	}
+	}, tracing.PluginEnv(os.Environ())...)
 	tlsPair, err := plugin.NewLaunchTLS()
 	if err != nil {
 		_ = os.RemoveAll(sockDir)

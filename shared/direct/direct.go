@@ -6,6 +6,7 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 )
 
 // ModeName is the mode this package serves in spec.sandboxes.
@@ -37,7 +38,7 @@ func (s *Sandbox) Name() string { return s.name }
 // Spawn runs req on the host and returns its output; see shell.Run for the
 // process lifecycle and the errors.
 func (s *Sandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Response, error) {
-	return shell.Run(ctx, req, s.opts)
+	return s.run(ctx, req, s.opts)
 }
 
 // SpawnStreaming is Spawn with the output written to stdout and stderr as
@@ -45,7 +46,16 @@ func (s *Sandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Respo
 func (s *Sandbox) SpawnStreaming(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (sandbox.Response, error) {
 	opts := s.opts
 	opts.StdoutSink, opts.StderrSink = stdout, stderr
-	return shell.Run(ctx, req, opts)
+	return s.run(ctx, req, opts)
+}
+
+// run is shell.Run in a span of its own, "direct.exec", a child of the
+// span ctx carries (a plugin's call, or a hook's), if any.
+func (s *Sandbox) run(ctx context.Context, req sandbox.Request, opts shell.Options) (sandbox.Response, error) {
+	ctx, span := tracing.StartCall(ctx, ModeName, req.Command)
+	resp, err := shell.Run(ctx, req, opts)
+	tracing.End(span, err)
+	return resp, err
 }
 
 // OutputLimit is the number of bytes kept of each of stdout and stderr;

@@ -8,6 +8,7 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 )
 
 // Defaults are what a sandbox's calls fall back on: its mode (for
@@ -29,10 +30,12 @@ type Run func(ctx context.Context, c Call, stdout, stderr io.Writer) (int, error
 // to stdout and stderr as they come when stdout is not nil: a streaming
 // Spawn), and fills the Response, whose Err is the error returned.
 func Spawn(ctx context.Context, req sandbox.Request, d Defaults, stdout, stderr io.Writer, run Run) (resp sandbox.Response, err error) {
+	ctx, span := tracing.StartCall(ctx, d.Mode, req.Command)
 	out := shell.NewOutputs(d.OutputLimit, stdout, stderr)
 	defer func() {
 		out.Fill(&resp)
 		resp.Err = err
+		tracing.End(span, err)
 	}()
 	if req.Command == "" {
 		return resp, sandbox.NewError(sandbox.KindStart, d.Mode+": empty command", nil)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 	"github.com/altairalabs/promptkit-sandbox/shared/warmpool"
 )
 
@@ -36,10 +37,12 @@ func (c caller) spawn(ctx context.Context, req sandbox.Request, stdout, stderr i
 	if req.Timeout > 0 {
 		spec.timeout = req.Timeout
 	}
+	ctx, span := tracing.StartCall(ctx, c.mode, req.Command)
 	out := shell.NewOutputs(c.set.outputLimit, stdout, stderr)
 	defer func() {
 		out.Fill(&resp)
 		resp.Err = err
+		tracing.End(span, err)
 	}()
 	if req.Command == "" {
 		return resp, sandbox.NewError(sandbox.KindStart, c.mode+": empty command", nil)

@@ -2,7 +2,6 @@ package sandboxdimage
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
 	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
 )
 
@@ -207,63 +207,22 @@ func TestMCPOverStdio(t *testing.T) {
 		"tiny.go":      "package tiny\n\n// Add adds.\nfunc Add(a, b int) int { return a + b }\n",
 		"tiny_test.go": "package tiny\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 2) != 4 {\n\t\tt.Fatal(\"2+2\")\n\t}\n}\n",
 	} {
-		call(ctx, t, cs, "Write", map[string]any{"file_path": name, "content": content})
+		mcptest.CallText(t, cs, "Write", map[string]any{"file_path": name, "content": content})
 	}
-	if got := call(ctx, t, cs, "Grep", map[string]any{"pattern": "func Add"}); !strings.Contains(got, "tiny.go") {
+	if got := mcptest.CallText(t, cs, "Grep", map[string]any{"pattern": "func Add"}); !strings.Contains(got, "tiny.go") {
 		t.Errorf("Grep: %q", got)
 	}
-	if got := call(ctx, t, cs, "Bash", map[string]any{"command": "id -u; git init -q && git status --short | wc -l"}); !strings.Contains(got, strings.Split(run.User, ":")[0]) {
+	if got := mcptest.CallText(t, cs, "Bash", map[string]any{"command": "id -u; git init -q && git status --short | wc -l"}); !strings.Contains(got, strings.Split(run.User, ":")[0]) {
 		t.Errorf("Bash: %q", got)
 	}
-	if got := call(ctx, t, cs, "run_tests", map[string]any{}); !strings.Contains(got, "1 passed, 0 failed") {
+	if got := mcptest.CallText(t, cs, "run_tests", map[string]any{}); !strings.Contains(got, "1 passed, 0 failed") {
 		t.Errorf("run_tests: %q", got)
 	}
-	if got := call(ctx, t, cs, "run_lint", map[string]any{}); !strings.Contains(got, "no findings") || strings.Contains(got, "not installed") {
+	if got := mcptest.CallText(t, cs, "run_lint", map[string]any{}); !strings.Contains(got, "no findings") || strings.Contains(got, "not installed") {
 		t.Errorf("run_lint (go vet and staticcheck, both installed): %q", got)
 	}
 	if err := cs.Close(); err != nil {
 		t.Logf("close: %v", err)
 	}
 	dockertest.AssertNoContainers(t, label)
-}
-
-// call calls a tool and returns its text, failing the test on an error.
-func call(ctx context.Context, t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) string {
-	t.Helper()
-	start := time.Now()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	t.Logf("%s (%s): %s", name, time.Since(start).Round(time.Millisecond), b.String())
-	if res.IsError {
-		t.Fatalf("%s failed: %s", name, b.String())
-	}
-	return b.String()
-}
-
-// TestEnsureSkipsAnUpToDateImage: a second Ensure with the same inputs
-// builds nothing, which is what lets make and the tests share one build.
-func TestEnsureSkipsAnUpToDateImage(t *testing.T) {
-	ref := image(t)
-	start := time.Now()
-	res, err := Ensure(t.Context(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Built || res.Ref != ref {
-		t.Errorf("Ensure again: %+v, want %s found, not built", res, ref)
-	}
-	t.Logf("found %s by its inputs in %s", ref, time.Since(start).Round(time.Millisecond))
-	label := dockertest.Docker(t, "image", "inspect", "--format",
-		fmt.Sprintf("{{index .Config.Labels %q}}", codegenimage.InputsLabel), ref)
-	if label != res.Inputs {
-		t.Errorf("label %s = %q, want %q", codegenimage.InputsLabel, label, res.Inputs)
-	}
 }

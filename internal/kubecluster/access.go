@@ -129,14 +129,16 @@ func (c *Cluster) Exec(t testing.TB, ns, pod, container string, argv ...string) 
 	return stdout.String()
 }
 
-// DeletePod deletes a pod at once (no grace) and waits until it is gone.
+// DeletePod deletes a pod and waits until it is gone. It keeps the pod's
+// grace period: with none the API forgets the pod at once while its
+// containers still run, and a test that wants the pod gone wants them
+// gone.
 func (c *Cluster) DeletePod(t testing.TB, ns, name string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	pods := c.Client.CoreV1().Pods(ns)
-	zero := int64(0)
-	if err := pods.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
+	if err := pods.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatalf("deleting pod %s/%s: %v", ns, name, err)
 	}
 	err := waitFor(ctx, "pod "+name+" to go", func(ctx context.Context) error {

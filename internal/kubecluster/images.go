@@ -20,8 +20,12 @@ import (
 
 // pauseSource is the pod sandbox's process: it holds the pod's namespaces
 // and exits on SIGTERM or SIGINT. A pause binary of our own (the usual
-// registry.k8s.io/pause cannot be pulled) compiled from this source.
-const pauseSource = `// Command pause holds a pod's namespaces until it is told to stop.
+// registry.k8s.io/pause cannot be pulled) compiled from this source. Like
+// the usual one it reaps orphans: in a pod that shares its process
+// namespace (shareProcessNamespace) it is PID 1, and what a container's
+// processes leave behind is reparented to it.
+const pauseSource = `// Command pause holds a pod's namespaces until it is told to stop, and
+// reaps the orphans a shared process namespace hands it.
 package main
 
 import (
@@ -31,9 +35,19 @@ import (
 )
 
 func main() {
-	c := make(chan os.Signal, 1)
-	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM)
-	<-c
+	c := make(chan os.Signal, 8)
+	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM, syscall.SIGCHLD)
+	for sig := range c {
+		if sig != syscall.SIGCHLD {
+			return
+		}
+		for {
+			var ws syscall.WaitStatus
+			if pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); pid <= 0 || err != nil {
+				break
+			}
+		}
+	}
 }
 `
 

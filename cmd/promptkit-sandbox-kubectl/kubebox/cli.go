@@ -132,6 +132,8 @@ func lastLine(stderr string) string {
 // server (NotFound): ...", or a connection failure.
 func kubectlReason(msg string) apiReason {
 	switch {
+	case runtimeExecFailed(msg):
+		return apiNoStart
 	case strings.Contains(msg, "(NotFound)"):
 		return apiNotFound
 	case strings.Contains(msg, "(Forbidden)"), strings.Contains(msg, " is forbidden: "):

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -54,7 +55,19 @@ const (
 	apiForbidden
 	apiUnauthorized
 	apiUnreachable
+	// apiNoStart: the container runtime could not start the process
+	// (runc's "OCI runtime exec failed ... no such file or directory"):
+	// the target cannot run it, nothing ran.
+	apiNoStart
 )
+
+// runtimeExecFailed reports whether msg is a container runtime's refusal
+// to start an exec's process: a real runtime answers a missing binary so,
+// with exit code 1 or an Internal error status, not with 126 or 127.
+func runtimeExecFailed(msg string) bool {
+	return strings.Contains(msg, "OCI runtime exec failed") || strings.Contains(msg, "unable to start container process") ||
+		strings.Contains(msg, "failed to start exec")
+}
 
 // apiError is a failed API request, classified the same way for both
 // transports.

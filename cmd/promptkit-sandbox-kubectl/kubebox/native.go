@@ -153,6 +153,8 @@ func (n *native) apiErr(err error) error {
 		return &apiError{apiForbidden, err.Error(), err}
 	case apierrors.IsUnauthorized(err):
 		return &apiError{apiUnauthorized, "unauthorized: the credentials were refused: " + err.Error(), err}
+	case runtimeExecFailed(err.Error()):
+		return &apiError{apiNoStart, err.Error(), err}
 	case errors.As(err, &status):
 		return &apiError{apiOther, err.Error(), err}
 	}

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/altairalabs/promptkit-sandbox/shared/remoteproc"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -147,6 +148,9 @@ func (s *Sandbox) apiErr(what string, err error) error {
 			"(kubectl_exec needs get and list on pods and create on pods/exec: see deploy/kubernetes/rbac.yaml)", what, err), nil)
 	case apiUnauthorized, apiNotFound:
 		return sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s: %s", what, err), nil)
+	case apiNoStart:
+		return sandbox.NewError(sandbox.KindStart, fmt.Sprintf("%s: the container runtime could not start it (kubectl_exec needs %s): %s",
+			what, remoteproc.Requirement, err), nil)
 	case apiUnreachable:
 		return sandbox.NewError(sandbox.KindTransport, fmt.Sprintf("%s: %s", what, err), nil)
 	}

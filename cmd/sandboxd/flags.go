@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/server"
@@ -183,14 +184,23 @@ func validName(name string) bool {
 	return true
 }
 
-// readToken reads a token file, refusing one others can read.
+// readToken reads a token file, refusing one others can read. Its group
+// may read it when that group is sandboxd's own: a Kubernetes secret
+// volume with fsGroup makes the file 0440 in the pod's group, which holds
+// nobody but sandboxd's user.
+// ownGroup reports whether the file's group is sandboxd's effective one.
+func ownGroup(info os.FileInfo) bool {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	return ok && int(st.Gid) == os.Getegid()
+}
+
 func readToken(path string) (string, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return "", fmt.Errorf("--token-file: %w", err)
 	}
-	if info.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("--token-file %s: mode %v lets others read it; chmod 600 it", path, info.Mode().Perm())
+	if perm := info.Mode().Perm(); perm&0o037 != 0 || perm&0o040 != 0 && !ownGroup(info) {
+		return "", fmt.Errorf("--token-file %s: mode %v lets others read it; chmod 600 it (or 640, in sandboxd's own group)", path, perm)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -79,6 +79,8 @@ func TestDiagnosticsTimeoutOption(t *testing.T) {
 func TestOptionErrors(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(file, []byte("x"), 0o644)
+	groupWritable := filepath.Join(t.TempDir(), "gw")
+	os.WriteFile(groupWritable, []byte("x"), 0o660)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -87,6 +89,7 @@ func TestOptionErrors(t *testing.T) {
 		{[]string{"--workspace", file}, "not a directory"},
 		{[]string{"--workspace", "bad name=" + t.TempDir()}, "a name is"},
 		{[]string{"--token-file", file}, "lets others read it"},
+		{[]string{"--token-file", groupWritable}, "lets others read it"},
 		{[]string{"--token", "x", "--token-file", file}, "not both"},
 		{[]string{"--allowed-origin", "localhost"}, "scheme://host"},
 		{[]string{"--log-level", "loud"}, "--log-level"},
@@ -105,5 +108,27 @@ func TestOptionErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: err %v, want %q", c.args, err, c.want)
 		}
+	}
+}
+
+// TestTokenFileInOwnGroup: a token file its group may read is taken when
+// that group is sandboxd's own (a Kubernetes secret volume with fsGroup),
+// and refused in another group.
+func TestTokenFileInOwnGroup(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte("a-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(file, 0o440); err != nil {
+		t.Fatal(err)
+	}
+	if tok, err := readToken(file); err != nil || tok != "a-token" {
+		t.Fatalf("0440 in our own group: %q, %v", tok, err)
+	}
+	if err := os.Chown(file, -1, os.Getegid()+1); err != nil {
+		t.Skipf("cannot give the file another group (not root?): %v", err)
+	}
+	if _, err := readToken(file); err == nil || !strings.Contains(err.Error(), "lets others read it") {
+		t.Fatalf("0440 in another group: %v, want it refused", err)
 	}
 }

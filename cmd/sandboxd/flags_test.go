@@ -80,7 +80,8 @@ func TestOptionErrors(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(file, []byte("x"), 0o644)
 	groupWritable := filepath.Join(t.TempDir(), "gw")
-	os.WriteFile(groupWritable, []byte("x"), 0o660)
+	os.WriteFile(groupWritable, []byte("x"), 0o600)
+	os.Chmod(groupWritable, 0o660) // past the umask
 	for _, c := range []struct {
 		args []string
 		want string

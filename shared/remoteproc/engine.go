@@ -171,6 +171,12 @@ func (e *Engine) Run(ctx context.Context, c Call, stdout, stderr io.Writer) (int
 		}
 	}
 	o = e.runIn(ctx, e.startSession(), input, what, stdout, stderr)
+	var stalled *stalledError
+	if errors.As(o.err, &stalled) && ctx.Err() == nil {
+		// One more session: a stalled start is the transport's hiccup,
+		// and the call has not run anywhere.
+		o = e.runIn(ctx, e.startSession(), input, what, stdout, stderr)
+	}
 	return e.result(ctx, o, what, c.Timeout)
 }
 

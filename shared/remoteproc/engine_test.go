@@ -257,3 +257,32 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// stallsFirst is a target whose first exec never starts (a client stuck
+// before its stream opens) and whose later ones run here.
+type stallsFirst struct {
+	localTarget
+	execs atomic.Int32
+}
+
+func (s *stallsFirst) Exec(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	if s.execs.Add(1) == 1 {
+		<-ctx.Done()
+		return 0, ctx.Err()
+	}
+	return s.localTarget.Exec(ctx, argv, stdin, stdout, stderr)
+}
+
+// TestEngineRetriesAStalledSession: a fresh session that does not start
+// within the bound is cut, and the call runs in another.
+func TestEngineRetriesAStalledSession(t *testing.T) {
+	old := sessionStart
+	sessionStart = 300 * time.Millisecond
+	t.Cleanup(func() { sessionStart = old })
+	tg := &stallsFirst{}
+	e := newEngine(t, tg, Options{Mode: "test"})
+	stdout, _, code, err := run1(t, e, Call{Command: "/bin/sh", Args: []string{"-c", "echo ran; exit 3"}}, 30*time.Second)
+	if err != nil || code != 3 || stdout != "ran\n" || tg.execs.Load() != 2 {
+		t.Fatalf("code %d stdout %q err %v after %d execs; want 3, ran, nil after 2", code, stdout, err, tg.execs.Load())
+	}
+}

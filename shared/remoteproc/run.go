@@ -29,6 +29,8 @@ func (e *Engine) runIn(ctx context.Context, ss *session, input []byte, what stri
 	// command never runs that a timeout could not find and kill: a
 	// wrapper that starts after the call gave up reads end of file and
 	// exits without running anything. (A warm session's PID is known.)
+	startBound := time.NewTimer(sessionStart)
+	defer startBound.Stop()
 	select {
 	case <-f.Started():
 		if !ss.ended() {
@@ -37,6 +39,16 @@ func (e *Engine) runIn(ctx context.Context, ss *session, input []byte, what stri
 		}
 	case <-ss.done:
 	case <-ctx.Done():
+	case <-startBound.C:
+		// The call was never sent: nothing of it runs. Cut the session
+		// and let the caller try another.
+		ss.cancel()
+		select {
+		case <-ss.done:
+		case <-time.After(StreamGrace):
+		}
+		return outcome{err: &stalledError{sandbox.NewError(sandbox.KindTransport,
+			fmt.Sprintf("%s: the exec session in %s did not start within %v", what, e.t, sessionStart), nil)}}
 	}
 	select {
 	case <-ss.done:
@@ -179,3 +191,10 @@ func orNone(err error, msg string) string {
 	}
 	return "no message"
 }
+
+// stalledError is a session that never started; the call never reached
+// it and may go to another.
+type stalledError struct{ err error }
+
+func (e *stalledError) Error() string { return e.err.Error() }
+func (e *stalledError) Unwrap() error { return e.err }

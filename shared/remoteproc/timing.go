@@ -16,6 +16,13 @@ const (
 	// context is done and the remote processes are killed; past it the
 	// transport is broken and the call fails as such.
 	StreamGrace = 5 * time.Second
+	// SessionStart bounds how long a fresh exec session may take to
+	// report its wrapper's PID: past it the session is cut and the call,
+	// which never reached it, goes to a session of its own once more. A
+	// real cluster's kubectl exec was seen to hang before its stream
+	// opened, now and then, with many at once on two cores; the call
+	// would otherwise wait out its whole timeout and fail.
+	SessionStart = 15 * time.Second
 	// CancelDrain is how long, once a cancelled call's processes are
 	// killed, its stream may take to end by itself and bring what the
 	// command wrote before the cancel (cutting it at once loses output
@@ -36,3 +43,6 @@ const (
 	// resident's only matters when the plugin is gone.
 	ResidentBackstop = 5 * time.Second
 )
+
+// sessionStart is SessionStart, shortened by tests.
+var sessionStart = SessionStart

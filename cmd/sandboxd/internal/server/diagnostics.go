@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -34,7 +35,7 @@ func (s *Server) diagnoseChanged(ctx context.Context, sp *space, paths ...string
 	var b strings.Builder
 	b.WriteString("\n\nDiagnostics")
 	if len(d.Tools) > 0 {
-		fmt.Fprintf(&b, " (%s)", strings.Join(d.Tools, ", "))
+		fmt.Fprintf(&b, " (%s)", strings.Join(distinct(d.Tools), ", "))
 	}
 	total := len(d.Findings) + d.Dropped
 	if total == 0 {
@@ -74,4 +75,16 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// distinct is names without repeats, in their order: a checker runs once
+// per package, and a change across packages names it once.
+func distinct(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

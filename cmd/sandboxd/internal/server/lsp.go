@@ -139,7 +139,8 @@ func (s *Server) renameSymbol(ctx context.Context, sp *space, req mcp.CallToolRe
 	if plan.Note != "" {
 		fmt.Fprintf(&b, "Note: %s\n", plan.Note)
 	}
-	return strings.TrimSuffix(b.String(), "\n"), nil
+	// Like Write and Edit, the files it changed are checked.
+	return strings.TrimSuffix(b.String(), "\n") + s.diagnoseChanged(ctx, sp, paths...), nil
 }
 
 // place is a Ref without its text.

@@ -49,7 +49,18 @@ func (c *cli) close()         {}
 // ctx ended.
 func (c *cli) run(ctx context.Context, ns string, args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	argv := append(append(append([]string{}, c.global...), "--namespace", ns), args...)
-	code, err := shell.RunClient(ctx, c.path, argv, nil, stdin, stdout, stderr)
+	logs := newKubectlLogFilter(stderr)
+	p, err := shell.StartClient(ctx, c.path, argv, nil, stdin, stdout, logs)
+	if err != nil {
+		logs.SetPID(0)
+		if ctx.Err() == nil {
+			return 0, fmt.Errorf("run %s: %w", c.path, err)
+		}
+		return 0, err
+	}
+	logs.SetPID(p.Pid())
+	code, err := shell.ClientExit(ctx, p)
+	_ = logs.Flush()
 	if err != nil && ctx.Err() == nil {
 		return 0, fmt.Errorf("run %s: %w", c.path, err)
 	}

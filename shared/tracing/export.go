@@ -36,15 +36,26 @@ const batchTimeout = time.Second
 // OTEL_RESOURCE_ATTRIBUTES override them. Shut the provider down at exit
 // to send what it still holds.
 func NewProviderFromEnv(ctx context.Context, service, version string, getenv func(string) string) (*sdktrace.TracerProvider, error) {
+	return NewProvider(ctx, service, version, "", getenv)
+}
+
+// NewProvider is NewProviderFromEnv with an endpoint URL that, when not
+// empty, takes the place of the environment's (a flag's: the traces URL
+// itself, path included).
+func NewProvider(ctx context.Context, service, version, endpointURL string, getenv func(string) string) (*sdktrace.TracerProvider, error) {
 	if strings.EqualFold(strings.TrimSpace(getenv(EnvSDKDisabled)), "true") {
 		return nil, nil
 	}
-	if getenv(EnvOTLPTracesEndpoint) == "" && getenv(EnvOTLPEndpoint) == "" {
+	var opts []otlptracehttp.Option
+	switch {
+	case endpointURL != "":
+		opts = append(opts, otlptracehttp.WithEndpointURL(endpointURL))
+	case getenv(EnvOTLPTracesEndpoint) == "" && getenv(EnvOTLPEndpoint) == "":
 		return nil, nil
 	}
-	// The exporter reads the process's environment itself; getenv only
-	// decides whether there is anything to export to.
-	exp, err := otlptracehttp.New(ctx)
+	// The exporter reads the rest of the process's environment itself;
+	// getenv only decides whether there is anything to export to.
+	exp, err := otlptracehttp.New(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}

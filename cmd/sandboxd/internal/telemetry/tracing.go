@@ -4,20 +4,16 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"strings"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 )
 
-// The standard variables that turn tracing on (the exporter reads them,
-// and the rest of OTEL_EXPORTER_OTLP_*, itself).
+// The standard variables that turn tracing on (shared/tracing's).
 const (
-	EnvOTLPEndpoint       = "OTEL_EXPORTER_OTLP_ENDPOINT"
-	EnvOTLPTracesEndpoint = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
-	envSDKDisabled        = "OTEL_SDK_DISABLED"
+	EnvOTLPEndpoint       = tracing.EnvOTLPEndpoint
+	EnvOTLPTracesEndpoint = tracing.EnvOTLPTracesEndpoint
 )
 
 // tracesPath is the OTLP/HTTP path for traces, added to an --otlp-endpoint
@@ -34,31 +30,14 @@ const tracesPath = "/v1/traces"
 // sandboxd at version; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES
 // override it.
 func NewTracerProvider(ctx context.Context, endpoint string, getenv func(string) string, version string) (*sdktrace.TracerProvider, error) {
-	if strings.EqualFold(strings.TrimSpace(getenv(envSDKDisabled)), "true") {
-		return nil, nil
-	}
-	var opts []otlptracehttp.Option
+	var u string
 	if endpoint != "" {
-		u, err := EndpointURL(endpoint)
-		if err != nil {
+		var err error
+		if u, err = EndpointURL(endpoint); err != nil {
 			return nil, err
 		}
-		opts = append(opts, otlptracehttp.WithEndpointURL(u))
-	} else if getenv(EnvOTLPTracesEndpoint) == "" && getenv(EnvOTLPEndpoint) == "" {
-		return nil, nil
 	}
-	exp, err := otlptracehttp.New(ctx, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("tracing: %w", err)
-	}
-	res, err := resource.New(ctx,
-		resource.WithAttributes(attribute.String("service.name", "sandboxd"), attribute.String("service.version", version)),
-		resource.WithFromEnv(),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("tracing: %w", err)
-	}
-	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), nil
+	return tracing.NewProvider(ctx, "sandboxd", version, u, getenv)
 }
 
 // EndpointURL checks an OTLP/HTTP endpoint given as a flag and adds the

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
 )
@@ -158,10 +159,8 @@ func (o objects) pod(owner *corev1.Secret) *corev1.Pod {
 			Volumes: []corev1.Volume{
 				{Name: "token", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: o.name, DefaultMode: &tokenMode}}},
 				{Name: "workspace", VolumeSource: workspace},
-				{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptrTo(tmpSize)}}},
+				{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(tmpSize)}}},
 			},
 		},
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }

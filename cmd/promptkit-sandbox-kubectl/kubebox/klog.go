@@ -77,8 +77,12 @@ func (f *kubectlLogFilter) Write(p []byte) (int, error) {
 func (f *kubectlLogFilter) emit() error {
 	line := f.line
 	f.line = f.line[:0]
-	if m := klogHeader.FindSubmatch(line); m != nil && string(m[1]) == f.pid {
-		return nil
+	// klog lines start with their severity letter: most lines of a hook's
+	// output are ruled out by that byte, without the expression.
+	if len(line) > 0 && bytes.IndexByte([]byte("IWEF"), line[0]) >= 0 {
+		if m := klogHeader.FindSubmatch(line); m != nil && string(m[1]) == f.pid {
+			return nil
+		}
 	}
 	_, err := f.w.Write(line)
 	return err

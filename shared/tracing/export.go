@@ -41,13 +41,17 @@ func NewProviderFromEnv(ctx context.Context, service, version string, getenv fun
 
 // NewProvider is NewProviderFromEnv with an endpoint URL that, when not
 // empty, takes the place of the environment's (a flag's: the traces URL
-// itself, path included).
+// itself, path included). "unix:PATH" sends to a Relay's socket instead:
+// how a process in a container without a network exports.
 func NewProvider(ctx context.Context, service, version, endpointURL string, getenv func(string) string) (*sdktrace.TracerProvider, error) {
 	if strings.EqualFold(strings.TrimSpace(getenv(EnvSDKDisabled)), "true") {
 		return nil, nil
 	}
 	var opts []otlptracehttp.Option
 	switch {
+	case strings.HasPrefix(endpointURL, UnixScheme):
+		opts = append(opts, otlptracehttp.WithHTTPClient(unixClient(strings.TrimPrefix(endpointURL, UnixScheme))),
+			otlptracehttp.WithEndpointURL("http://"+unixHost+tracesPath))
 	case endpointURL != "":
 		opts = append(opts, otlptracehttp.WithEndpointURL(endpointURL))
 	case getenv(EnvOTLPTracesEndpoint) == "" && getenv(EnvOTLPEndpoint) == "":

@@ -23,11 +23,15 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/altairalabs/promptkit-sandbox/hooks/config"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/plugin/host"
 	"github.com/altairalabs/promptkit-sandbox/plugin/lockfile"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 )
 
 // Options tune Up.
@@ -42,6 +46,10 @@ type Options struct {
 	// Timeout bounds the provisioning (plugin.DefaultProvisionTimeout
 	// when zero).
 	Timeout time.Duration
+	// TracerProvider, when set, records the provisioning as a span
+	// ("codegen.provision"), the parent of the plugin's and the
+	// provider's. Without it a span ctx carries is the parent.
+	TracerProvider trace.TracerProvider
 }
 
 // Sandbox is a provisioned codegen sandbox and the plugin host that
@@ -87,7 +95,7 @@ func (s *Sandbox) Lost() <-chan struct{} {
 // Up loads the RuntimeConfig at configPath and provisions its sandbox
 // name, which must be of a provider mode. It returns once the sandbox's
 // MCP endpoint has answered.
-func Up(ctx context.Context, configPath, name string, opts Options) (*Sandbox, error) {
+func Up(ctx context.Context, configPath, name string, opts Options) (_ *Sandbox, err error) {
 	h, f, err := Load(configPath, opts.Host)
 	if err != nil {
 		return nil, err
@@ -103,6 +111,12 @@ func Up(ctx context.Context, configPath, name string, opts Options) (*Sandbox, e
 			h.Close()
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
+	}
+	if opts.TracerProvider != nil {
+		var span trace.Span
+		ctx, span = opts.TracerProvider.Tracer("github.com/altairalabs/promptkit-sandbox/codegen").Start(ctx, "codegen.provision",
+			trace.WithAttributes(attribute.String("promptkit.sandbox.name", name), attribute.String("promptkit.sandbox.mode", s.Mode)))
+		defer func() { tracing.End(span, err) }()
 	}
 	p, err := h.Provision(ctx, *s, workspace, opts.Timeout)
 	if err != nil {

@@ -11,11 +11,14 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	sandboxpb "github.com/altairalabs/promptkit-sandbox/shared/proto"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 )
 
 // providerServer is the plugin side of the Provider service.
@@ -69,7 +72,15 @@ func (ps *providerServer) Provision(ctx context.Context, req *sandboxpb.Provisio
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// Its span is a child of the host's (the trace context came in the
+	// call's metadata); the provider's own spans are children of this.
+	ctx, span := s.tracer.Start(tracing.Extract(ctx), "plugin.provision",
+		trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(attribute.String("promptkit.plugin.name", s.name),
+			attribute.String("promptkit.sandbox.mode", req.GetMode()),
+			attribute.String("promptkit.sandbox.name", req.GetName())))
 	got, err := callProvision(ctx, pr, ProvisionSpec{Name: req.GetName(), Mode: req.GetMode(), Config: cfg, Workspace: req.GetWorkspace()})
+	tracing.End(span, err)
 	if err != nil {
 		return nil, openStatus(err)
 	}

@@ -159,7 +159,9 @@ func (e *cliEnv) upServed(ctx context.Context, log hclog.Logger, conn net.Conn, 
 // SIGINT or SIGTERM, then releases it; if the plugin process dies first,
 // up says so and exits 125.
 func (e *cliEnv) upForeground(ctx context.Context, log hclog.Logger, common *commonFlags, cfgPath, name, workspace string, timeout time.Duration, asJSON bool) int {
-	sb, err := codegen.Up(ctx, cfgPath, name, codegen.Options{Host: hostOptions(common, log, "", nil), Workspace: workspace, Timeout: timeout})
+	tp, flushSpans := startTracing("promptkit-sandbox", log)
+	defer flushSpans()
+	sb, err := codegen.Up(ctx, cfgPath, name, codegen.Options{Host: hostOptions(common, log, "", nil), Workspace: workspace, Timeout: timeout, TracerProvider: tp})
 	if err != nil {
 		e.errorf("codegen up: %v", err)
 		return provisionExitCode(err)

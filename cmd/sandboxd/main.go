@@ -19,10 +19,12 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sys/unix"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/server"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/telemetry"
+	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 )
 
 var (
@@ -124,6 +126,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return badInput(err)
 	}
 	cfg.Metrics = telemetry.NewMetrics()
+	started := func(...trace.SpanEndOption) {}
 	tp, err := telemetry.NewTracerProvider(ctx, o.otlpEndpoint, getenv, version)
 	if err != nil {
 		return badInput(err)
@@ -141,6 +144,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}()
 		cfg.TracerProvider = tp
 		log.Info("exporting spans over OTLP/HTTP")
+		// A provider that starts sandboxd passes its span in TRACEPARENT:
+		// the start is a step of its provisioning, in its trace.
+		_, startSpan := tp.Tracer("sandboxd").Start(tracing.ExtractEnv(ctx, getenv), "sandboxd.start")
+		defer startSpan.End() // a failed start; a served one ends it below
+		started = startSpan.End
 	}
 	srv, err := server.New(cfg)
 	if err != nil {
@@ -170,6 +178,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		ctx = stdinLifeline(ctx, stdin, log)
 	}
 	h := srv.NewHTTP(loopback)
+	started()
 	announce(stdout, listenURL(ln), metricsURL, cfg, generated)
 	log.Info("serving MCP", "addr", ln.Addr().String(), "workspaces", describe(cfg.Workspaces), "readonly", cfg.ReadOnly)
 	served := make(chan error, 1)

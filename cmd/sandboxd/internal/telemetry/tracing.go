@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"path/filepath"
+	"strings"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
@@ -43,6 +45,12 @@ func NewTracerProvider(ctx context.Context, endpoint string, getenv func(string)
 // EndpointURL checks an OTLP/HTTP endpoint given as a flag and adds the
 // traces path when it has none.
 func EndpointURL(endpoint string) (string, error) {
+	if path, ok := strings.CutPrefix(endpoint, tracing.UnixScheme); ok {
+		if !filepath.IsAbs(path) {
+			return "", fmt.Errorf("--otlp-endpoint %q: want unix:/ABSOLUTE/PATH", endpoint)
+		}
+		return endpoint, nil
+	}
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", fmt.Errorf("--otlp-endpoint %q: want an http:// or https:// URL, e.g. http://127.0.0.1:4318", endpoint)

@@ -32,6 +32,8 @@ const killBound = 10 * time.Second
 // directories go under codegenDir, and serve's socket in sockDir.
 type codegenSetup struct {
 	cli, pluginDir, cfg, workspace, codegenDir, sockDir string
+	// env is added to the commands' environment.
+	env []string
 }
 
 func newCodegenSetup(t *testing.T) codegenSetup {
@@ -64,6 +66,7 @@ func newCodegenSetup(t *testing.T) codegenSetup {
 func (s codegenSetup) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(s.cli, args...)
 	cmd.Env = append(os.Environ(), dockerbox.EnvCodegenDir+"="+s.codegenDir, "PROMPTKIT_SANDBOX_SOCKET="+filepath.Join(s.sockDir, "serve.sock"))
+	cmd.Env = append(cmd.Env, s.env...)
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strconv"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/shared/loopback"
 	"github.com/altairalabs/promptkit-sandbox/shared/mcpready"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 )
 
 // CodegenProvider serves docker_codegen: each Provision starts a sandboxd
@@ -34,6 +36,10 @@ type CodegenProvider struct {
 
 	boxes *provision.Holder
 
+	// getenv reads the OTEL_* variables that say where spans go; the
+	// sandboxes' go there too, by a relay.
+	getenv func(string) string
+
 	mu     sync.Mutex
 	cli    *client.Client
 	closed bool
@@ -47,7 +53,7 @@ func NewCodegenProvider(h Hardening, log hclog.Logger) *CodegenProvider {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	return &CodegenProvider{hard: h, log: log, root: codegenRoot(), boxes: provision.NewHolder(log)}
+	return &CodegenProvider{hard: h, log: log, root: codegenRoot(), boxes: provision.NewHolder(log), getenv: os.Getenv}
 }
 
 // codegenBox is one provisioned sandbox.
@@ -55,8 +61,12 @@ type codegenBox struct {
 	info plugin.Provisioned
 	idle time.Duration
 	fwd  *loopback.Forwarder
-	ctr  *codegenContainer
-	dir  *privateDir
+	// metrics forwards a port to sandboxd's metrics socket, relay its
+	// spans to the collector; nil when off.
+	metrics *loopback.Forwarder
+	relay   *tracing.Relay
+	ctr     *codegenContainer
+	dir     *privateDir
 }
 
 // Check validates a docker_codegen configuration.
@@ -83,7 +93,9 @@ func (p *CodegenProvider) client() (*client.Client, error) {
 
 // Provision starts a sandbox and returns once an MCP initialize through
 // its endpoint has been answered. Whatever fails, nothing of it is left.
-func (p *CodegenProvider) Provision(ctx context.Context, spec plugin.ProvisionSpec) (plugin.Provisioned, error) {
+func (p *CodegenProvider) Provision(ctx context.Context, spec plugin.ProvisionSpec) (_ plugin.Provisioned, err error) {
+	ctx, span := tracing.StartCall(ctx, CodegenMode, "sandboxd")
+	defer func() { tracing.End(span, err) }()
 	set, err := parseCodegenConfig(spec.Config, p.hard)
 	if err != nil {
 		return plugin.Provisioned{}, err
@@ -136,7 +148,21 @@ func (p *CodegenProvider) Provision(ctx context.Context, spec plugin.ProvisionSp
 		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
 	}
 	endpoint := "http://" + b.fwd.Addr() + mcpready.Path
-	b.ctr, err = startCodegen(ctx, cli, codegenSpec{sandboxID: id, name: spec.Name, set: set, dir: b.dir, workspace: workspace, hard: p.hard})
+	details := map[string]string{}
+	if set.metrics {
+		if b.metrics, err = loopback.New(loopback.Unix(b.dir.run + "/" + metricsSocketName)); err != nil {
+			return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
+		}
+		details["metrics"] = "http://" + b.metrics.Addr() + "/metrics"
+	}
+	cs := codegenSpec{sandboxID: id, name: spec.Name, set: set, dir: b.dir, workspace: workspace, hard: p.hard}
+	if collector := tracing.ExportURL(p.getenv); collector != "" {
+		if b.relay, err = tracing.NewRelay(b.dir.run+"/"+otlpSocketName, collector); err != nil {
+			return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
+		}
+		cs.traces, cs.traceEnv = true, tracing.ContextEnv(ctx)
+	}
+	b.ctr, err = startCodegen(ctx, cli, cs)
 	if err != nil {
 		return plugin.Provisioned{}, err
 	}
@@ -145,13 +171,14 @@ func (p *CodegenProvider) Provision(ctx context.Context, spec plugin.ProvisionSp
 	}
 	b.info = plugin.Provisioned{
 		ID: id, Name: spec.Name, Mode: CodegenMode, Endpoint: endpoint, Token: token, Workspace: workspace, Created: time.Now(),
-		Details: map[string]string{
-			"container": b.ctr.id, "image": set.image, "dir": b.dir.dir, "network": set.network,
-			"user":         strconv.Itoa(set.uid) + ":" + strconv.Itoa(set.gid),
-			"idle_timeout": set.idle.String(),
-			"workspace_by": map[bool]string{true: "provider", false: "user"}[b.dir.workspace != ""],
-		},
+		Details: details,
 	}
+	maps.Copy(details, map[string]string{
+		"container": b.ctr.id, "image": set.image, "dir": b.dir.dir, "network": set.network,
+		"user":         strconv.Itoa(set.uid) + ":" + strconv.Itoa(set.gid),
+		"idle_timeout": set.idle.String(),
+		"workspace_by": map[bool]string{true: "provider", false: "user"}[b.dir.workspace != ""],
+	})
 	if err := p.boxes.Add(b); err != nil {
 		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
 	}
@@ -195,6 +222,12 @@ func newSandboxID() string {
 func (b *codegenBox) teardown(ctx context.Context) error {
 	if b.fwd != nil {
 		b.fwd.Close()
+	}
+	if b.metrics != nil {
+		b.metrics.Close()
+	}
+	if b.relay != nil {
+		b.relay.Close()
 	}
 	if b.ctr != nil {
 		b.ctr.kill(ctx)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 )
 
 // CodegenMode is the provider mode of a sandboxd container per sandbox:
@@ -78,17 +79,33 @@ var (
 	tokenName  = path.Base(codegenimage.TokenPath)
 )
 
+// Names inside SocketDir of the sockets the operations use: sandboxd's
+// metrics listener, and the relay its spans go out by (a container
+// without a network reaches no collector itself).
+const (
+	metricsSocketName = "metrics.sock"
+	otlpSocketName    = "otlp.sock"
+)
+
 // sandboxdArgs is sandboxd's command line: the socket and token in the
 // mounted private directory, the workspace, and the stdin lifeline that
-// stops it when the plugin dies (see codegenContainer.attach).
-func (h Hardening) sandboxdArgs() []string {
-	return []string{
+// stops it when the plugin dies (see codegenContainer.attach); with
+// metrics, its metrics socket there too; with traces, the relay's.
+func (h Hardening) sandboxdArgs(metrics, traces bool) []string {
+	args := []string{
 		"--addr", "unix:" + h.SocketDir + "/" + socketName,
 		"--token-file", h.SocketDir + "/" + tokenName,
 		"--workspace", h.WorkspaceDir,
 		"--exit-on-stdin-eof",
 		"--log-format", "json",
 	}
+	if metrics {
+		args = append(args, "--metrics-addr", "unix:"+h.SocketDir+"/"+metricsSocketName)
+	}
+	if traces {
+		args = append(args, "--otlp-endpoint", tracing.UnixScheme+h.SocketDir+"/"+otlpSocketName)
+	}
+	return args
 }
 
 // DefaultIdleTimeout reaps a codegen sandbox nothing has been connected
@@ -105,6 +122,7 @@ type codegenConfig struct {
 	PidsLimit   *int64            `json:"pids_limit"`
 	User        string            `json:"user"`
 	IdleTimeout *sandbox.Duration `json:"idle_timeout"`
+	Metrics     bool              `json:"metrics"`
 }
 
 // codegenSettings is a validated docker_codegen configuration.
@@ -117,6 +135,7 @@ type codegenSettings struct {
 	pidsLimit int64
 	uid, gid  int // -1: decided from the workspace (see resolveUser)
 	idle      time.Duration
+	metrics   bool // serve sandboxd's /metrics on a loopback port
 }
 
 func parseCodegenConfig(cfg map[string]any, h Hardening) (codegenSettings, error) {
@@ -181,6 +200,7 @@ func parseCodegenConfig(cfg map[string]any, h Hardening) (codegenSettings, error
 			add(keyErr("idle_timeout", "must be a positive duration such as \"30m\", got %v", v))
 		}
 	}
+	s.metrics = c.Metrics
 	return s, problems.Err()
 }
 

@@ -3,6 +3,7 @@ package dockerbox
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,6 +47,10 @@ type codegenSpec struct {
 	dir             *privateDir
 	workspace       string
 	hard            Hardening
+	// traceEnv carries the provisioning's trace context to sandboxd
+	// (TRACEPARENT); traces says its spans go out by the relay.
+	traceEnv []string
+	traces   bool
 }
 
 func (s codegenSpec) config() (*container.Config, *container.HostConfig) {
@@ -55,8 +60,8 @@ func (s codegenSpec) config() (*container.Config, *container.HostConfig) {
 	cfg := &container.Config{
 		Image:      s.set.image,
 		Entrypoint: s.hard.Entrypoint,
-		Cmd:        s.hard.sandboxdArgs(),
-		Env:        s.hard.Env,
+		Cmd:        s.hard.sandboxdArgs(s.set.metrics, s.traces),
+		Env:        append(slices.Clip(s.hard.Env), s.traceEnv...),
 		User:       strconv.Itoa(s.set.uid) + ":" + strconv.Itoa(s.set.gid),
 		WorkingDir: s.hard.WorkspaceDir,
 		Labels:     lbl,

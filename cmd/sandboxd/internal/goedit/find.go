@@ -67,8 +67,9 @@ func recvTypeName(fd *ast.FuncDecl) string {
 	}
 }
 
-// describe names fd as a funcRef would, with its line.
-func describe(fset *token.FileSet, fd *ast.FuncDecl) string {
+// Label names fd as function_name would: Name, Type.Method or
+// (*Type).Method.
+func Label(fd *ast.FuncDecl) string {
 	name := fd.Name.Name
 	if r := recvTypeName(fd); r != "" {
 		if _, ptr := fd.Recv.List[0].Type.(*ast.StarExpr); ptr {
@@ -77,7 +78,12 @@ func describe(fset *token.FileSet, fd *ast.FuncDecl) string {
 			name = r + "." + name
 		}
 	}
-	return fmt.Sprintf("%s (line %d)", name, fset.Position(fd.Pos()).Line)
+	return name
+}
+
+// describe is fd's Label with its line.
+func describe(fset *token.FileSet, fd *ast.FuncDecl) string {
+	return fmt.Sprintf("%s (line %d)", Label(fd), fset.Position(fd.Pos()).Line)
 }
 
 // findFunc is the one declaration in f that ref names. Missing or

@@ -159,6 +159,7 @@ func (s *Server) registerTools(m *mcpserver.MCPServer) {
 		mcp.WithDestructiveHintAnnotation(true),
 	)...), s.handler("KillShell", s.killShell))
 	s.registerGoEditTools(m, ws)
+	s.registerCoverageTools(m, ws)
 	s.registerVerifyTools(m, ws)
 }
 

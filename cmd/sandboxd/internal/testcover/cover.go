@@ -79,6 +79,9 @@ type FileCoverage struct {
 	*Package
 	File   string // workspace-relative
 	Cached bool   // served from the cache, not computed by this call
+	// Incomplete is set when the time ran out before every test ran:
+	// the tests that did not finish are missing, and nothing was cached.
+	Incomplete bool
 }
 
 // Covering is the tests that ran line, in test order.
@@ -147,7 +150,7 @@ func (c *Cover) File(ctx context.Context, path string, timeout time.Duration) (*
 	if complete {
 		e.pkg, e.sum = pkg, sum
 	}
-	return &FileCoverage{Package: pkg, File: real}, nil
+	return &FileCoverage{Package: pkg, File: real, Incomplete: !complete}, nil
 }
 
 // fingerprint hashes the names and contents of dir's .go files.

@@ -128,3 +128,41 @@ func TestChangeSignatureRefusesBadCallArgs(t *testing.T) {
 		t.Errorf("broken sibling without call_args: %v, %+v", err, res)
 	}
 }
+
+// TestGenericCallSites: calls of a generic function, explicitly
+// instantiated or not, and of a method of a generic type through an
+// instantiated receiver are all found.
+func TestGenericCallSites(t *testing.T) {
+	gen := []File{{Name: "g.go", Src: []byte(`package g
+
+type List[E any] struct{ items []E }
+
+func (l *List[E]) Push(e E) { l.items = append(l.items, e) }
+
+func Map[A, B any](xs []A, f func(A) B) []B { return nil }
+
+func use() {
+	var l List[int]
+	l.Push(1)
+	_ = Map[int, string](nil, nil)
+	_ = Map([]int{1}, func(int) string { return "" })
+}
+`)}}
+	args := "$*, 0"
+	res, err := ChangeSignatureInPackage(gen, "g.go", "List.Push", "func (l *List[E]) Push(e E, n int)", &args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sites(res.Calls), "g.go:11:2: l.Push(1, 0)\n"; got != want {
+		t.Errorf("Push calls = %q, want %q", got, want)
+	}
+	res, err = ChangeSignatureInPackage(gen, "g.go", "Map", "func Map[A, B any](xs []A) []B", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "g.go:12:6: Map[int, string](nil, nil)  <- too many arguments in call to Map[int, string]\n" +
+		"g.go:13:6: Map([]int{1}, func(int) string { return \"\" })  <- too many arguments in call to Map\n"
+	if got := sites(res.Calls); got != want {
+		t.Errorf("Map calls:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +16,10 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
+
+// testName is what -test.list lists that runs as a test: tests, fuzz
+// tests (their seeds) and examples, not benchmarks.
+var testName = regexp.MustCompile(`^(Test|Fuzz|Example)[\pL\pN_]*$`)
 
 // outputLimit bounds what one process's output is kept of: the test
 // list, or the tail of a failure.
@@ -47,7 +53,8 @@ func (c *Cover) compute(ctx context.Context, dir string, timeout time.Duration) 
 		return nil, false, fmt.Errorf("list the tests of %s: %w", dir, err)
 	}
 	for _, name := range strings.Fields(list) {
-		if strings.HasPrefix(name, "Benchmark") {
+		// What an init printed is no test name.
+		if !testName.MatchString(name) {
 			continue
 		}
 		if len(pkg.Tests) == c.opts.MaxTests {
@@ -83,6 +90,8 @@ func (c *Cover) compute(ctx context.Context, dir string, timeout time.Duration) 
 		}()
 	}
 	wg.Wait()
+	// In test order, not in the order the runs ended.
+	slices.SortFunc(pkg.Failed, func(a, b string) int { return slices.Index(pkg.Tests, a) - slices.Index(pkg.Tests, b) })
 	pkg.Took = time.Since(start)
 	if ctx.Err() != nil {
 		return pkg, false, nil

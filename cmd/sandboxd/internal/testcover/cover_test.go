@@ -37,7 +37,7 @@ func TestParseProfile(t *testing.T) {
 }
 
 // goEnv is the environment the go command needs, without the network.
-func goEnv(t *testing.T) []string {
+func goEnv(t testing.TB) []string {
 	t.Helper()
 	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOROOT").Output()
 	if err != nil {
@@ -50,7 +50,7 @@ func goEnv(t *testing.T) []string {
 	}
 }
 
-func fixture(t *testing.T) *workspace.Workspace {
+func fixture(t testing.TB) *workspace.Workspace {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS("testdata/calc")); err != nil {
@@ -132,5 +132,30 @@ func TestFileRefusals(t *testing.T) {
 	}
 	if _, err := c.File(ctx, "calc.go", time.Minute); err == nil || !strings.Contains(err.Error(), "build the tests of .: process exited with code 1") || !strings.Contains(err.Error(), "broken.go:3:") {
 		t.Errorf("build failure: %v", err)
+	}
+}
+
+// TestMaxTests: past the limit tests are counted, not run.
+func TestMaxTests(t *testing.T) {
+	c := New(fixture(t), Options{Env: goEnv(t), MaxTests: 1})
+	fc, err := c.File(context.Background(), "calc.go", 2*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(fc.Tests, []string{"TestAdd"}) || fc.Skipped != 2 || !slices.Equal(fc.Covering(7), []string{"TestAdd"}) || fc.Covering(13) != nil {
+		t.Errorf("tests %v, skipped %d, line 7 %v, line 13 %v", fc.Tests, fc.Skipped, fc.Covering(7), fc.Covering(13))
+	}
+}
+
+// TestTimeoutIsNotCached: a call whose time runs out fails or is
+// marked incomplete, and leaves nothing in the cache.
+func TestTimeoutIsNotCached(t *testing.T) {
+	c := New(fixture(t), Options{Env: goEnv(t)})
+	fc, err := c.File(context.Background(), "calc.go", time.Millisecond)
+	if err == nil && !fc.Incomplete {
+		t.Fatalf("1ms was enough: %+v", fc)
+	}
+	if e := c.pkgs["."]; e != nil && e.pkg != nil {
+		t.Errorf("cached after a timeout: %+v", e.pkg)
 	}
 }

@@ -166,3 +166,15 @@ func use() {
 		t.Errorf("Map calls:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+func TestChangeSignatureOfInit(t *testing.T) {
+	pkg := []File{{Name: "i.go", Src: []byte("package i\n\nfunc init() {}\n")}}
+	args := "$*"
+	if res, err := ChangeSignatureInPackage(pkg, "i.go", "init", "func init()", &args); err != nil || res.Updated != 0 {
+		t.Errorf("init with call_args: %v, %+v", err, res)
+	}
+	res, err := ChangeSignatureInPackage(pkg, "i.go", "init", "func init()", nil)
+	if err != nil || len(res.Calls) != 0 {
+		t.Errorf("init: %v, %+v", err, res)
+	}
+}

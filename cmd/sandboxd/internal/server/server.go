@@ -17,6 +17,7 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/shells"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/symbols"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/telemetry"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/testcover"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/verify"
 	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
 	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
@@ -54,6 +55,7 @@ type space struct {
 	shells  *shells.Manager
 	verify  *verify.Verifier
 	lsp     *lsp.Manager
+	cover   *testcover.Cover
 }
 
 // New opens the workspaces and builds the tools. Close releases them.
@@ -113,6 +115,7 @@ func (s *Server) openSpace(w Workspace, env []string) (*space, error) {
 		symbols: symbols.New(ws.Dir(), searcher, symbols.Options{}),
 		shells:  shells.New(shells.Options{Dir: ws.Dir(), Env: env, Scrubber: s.scrub, OnRedact: s.cfg.Metrics.Redacted, Credential: s.cfg.RunAs}),
 		verify:  verify.New(ws, verify.Options{Env: env, Credential: s.cfg.RunAs}),
+		cover:   testcover.New(ws, testcover.Options{Env: env, Credential: s.cfg.RunAs}),
 	}
 	sp.lsp = newLSP(ws, sp.shells, env, s.cfg.RunAs)
 	return sp, nil

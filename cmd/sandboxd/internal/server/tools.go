@@ -158,6 +158,8 @@ func (s *Server) registerTools(m *mcpserver.MCPServer) {
 		mcp.WithString("shell_id", mcp.Required(), mcp.Description("The background shell's ID")),
 		mcp.WithDestructiveHintAnnotation(true),
 	)...), s.handler("KillShell", s.killShell))
+	s.registerGoEditTools(m, ws)
+	s.registerCoverageTools(m, ws)
 	s.registerVerifyTools(m, ws)
 }
 

@@ -162,11 +162,18 @@ func TestWatchProcessLongLine(t *testing.T) {
 	if len(a.Events) != 3 {
 		t.Fatalf("events %+v", a)
 	}
-	byStream := map[string]watch.Event{}
-	for _, e := range a.Events[1:] {
-		byStream[e.Stream] = e
+	// The streams are read apart, so their events may come in any order.
+	var long, after, out watch.Event
+	for _, e := range a.Events {
+		switch {
+		case e.Truncated:
+			long = e
+		case e.Stream == "stderr":
+			after = e
+		default:
+			out = e
+		}
 	}
-	long, after, out := a.Events[0], byStream["stderr"], byStream["stdout"]
 	if long.Stream != "stdout" || long.LineNumber != 1 || !long.Truncated || long.Line != "ERROR "+strings.Repeat("x", watch.DefaultMaxLine-6) {
 		t.Errorf("long line event: stream %s line %d truncated %v, %d bytes", long.Stream, long.LineNumber, long.Truncated, len(long.Line))
 	}

@@ -88,6 +88,7 @@ func (s *Server) registerFailingTestTools(m *mcpserver.MCPServer, ws []mcp.ToolO
 	m.AddTool(mcp.NewTool("run_failing_tests", append(ws,
 		mcp.WithDescription("Run again exactly the tests that failed in this session's last run_tests call (each package runs only its failed tests; a failed subtest runs alone), report as run_tests does, and update the record: tests that pass drop out."+verifyResult),
 		mcp.WithNumber("timeout", mcp.Description(fmt.Sprintf("Timeout for the whole call in milliseconds (default %d, max %d)", verify.DefaultTimeout.Milliseconds(), verify.MaxTimeout.Milliseconds()))),
+		secretsParam(),
 		mcp.WithDestructiveHintAnnotation(false),
 		mcp.WithOpenWorldHintAnnotation(false),
 	)...), s.handler("run_failing_tests", s.inSpace(s.runFailingTests)))
@@ -126,7 +127,7 @@ func (s *Server) lastTestFailures(ctx context.Context, sp *space, req mcp.CallTo
 }
 
 func (s *Server) runFailingTests(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
-	vr, err := verifyRequest(req)
+	vr, err := s.verifyRequest(req)
 	if err != nil {
 		return "", err
 	}

@@ -146,6 +146,7 @@ func (s *Server) registerTools(m *mcpserver.MCPServer) {
 		mcp.WithNumber("timeout", mcp.Description("Timeout in milliseconds (default 120000, max 600000)")),
 		mcp.WithString("description", mcp.Description("What the command does, in a few words")),
 		mcp.WithBoolean("run_in_background", mcp.Description("Run in the background and return its shell ID")),
+		secretsParam(),
 		mcp.WithDestructiveHintAnnotation(true),
 	)...), s.handler("Bash", s.inSpace(s.bash)))
 	m.AddTool(mcp.NewTool("BashOutput", append(ws,
@@ -154,12 +155,14 @@ func (s *Server) registerTools(m *mcpserver.MCPServer) {
 		mcp.WithString("filter", mcp.Description("Only output lines matching this regular expression (others are consumed)")),
 	)...), s.handler("BashOutput", s.bashOutput))
 	m.AddTool(mcp.NewTool("KillShell", append(ws,
-		mcp.WithDescription("Kill a background shell and its whole process group."),
+		mcp.WithDescription("Kill a background shell (or a watched process) and its whole process group."),
 		mcp.WithString("shell_id", mcp.Required(), mcp.Description("The background shell's ID")),
 		mcp.WithDestructiveHintAnnotation(true),
 	)...), s.handler("KillShell", s.killShell))
 	s.registerGoEditTools(m, ws)
 	s.registerCoverageTools(m, ws)
+	s.registerWatchTools(m, ws)
+	s.registerSecretTools(m)
 	s.registerVerifyTools(m, ws)
 }
 
@@ -271,6 +274,10 @@ func (s *Server) bash(ctx context.Context, sp *space, req mcp.CallToolRequest) (
 	if ms < 0 {
 		return "", fmt.Errorf("timeout %v: want milliseconds, at least 0", ms)
 	}
+	env, err := s.callSecrets(req)
+	if err != nil {
+		return "", err
+	}
 	defer s.lspChanged(sp) // a command may change any file
 	return sp.shells.Bash(ctx, shells.Command{
 		Command:     command,
@@ -278,6 +285,7 @@ func (s *Server) bash(ctx context.Context, sp *space, req mcp.CallToolRequest) (
 		Description: req.GetString("description", ""),
 		Background:  req.GetBool("run_in_background", false),
 		Owner:       sessionID(ctx),
+		Env:         env,
 	})
 }
 

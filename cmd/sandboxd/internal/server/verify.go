@@ -26,6 +26,7 @@ func (s *Server) registerVerifyTools(m *mcpserver.MCPServer, ws []mcp.ToolOption
 			mcp.WithString("path", mcp.Description("Directory to check, inside a project (found by its marker here or above: go.mod, Cargo.toml, pyproject.toml/setup.py/setup.cfg/pytest.ini/tox.ini, package.json/tsconfig.json; the nearest wins); default the workspace root")),
 			mcp.WithNumber("timeout", mcp.Description(fmt.Sprintf("Timeout for the whole call in milliseconds (default %d, max %d); it kills every process the check started",
 				verify.DefaultTimeout.Milliseconds(), verify.MaxTimeout.Milliseconds()))),
+			secretsParam(),
 			mcp.WithDestructiveHintAnnotation(false),
 			mcp.WithOpenWorldHintAnnotation(false),
 		)
@@ -45,19 +46,24 @@ func (s *Server) registerVerifyTools(m *mcpserver.MCPServer, ws []mcp.ToolOption
 }
 
 // verifyRequest reads the arguments every check takes.
-func verifyRequest(req mcp.CallToolRequest) (verify.Request, error) {
+func (s *Server) verifyRequest(req mcp.CallToolRequest) (verify.Request, error) {
 	ms := req.GetFloat("timeout", 0)
 	if ms < 0 || ms > float64(verify.MaxTimeout.Milliseconds()) {
 		return verify.Request{}, fmt.Errorf("timeout %v: want milliseconds from 0 to %d", ms, verify.MaxTimeout.Milliseconds())
 	}
+	env, err := s.callSecrets(req)
+	if err != nil {
+		return verify.Request{}, err
+	}
 	return verify.Request{
 		Path:    req.GetString("path", ""),
 		Timeout: time.Duration(ms * float64(time.Millisecond)),
+		Env:     env,
 	}, nil
 }
 
 func (s *Server) runTests(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
-	vr, err := verifyRequest(req)
+	vr, err := s.verifyRequest(req)
 	if err != nil {
 		return "", err
 	}
@@ -72,7 +78,7 @@ func (s *Server) runTests(ctx context.Context, sp *space, req mcp.CallToolReques
 }
 
 func (s *Server) runLint(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
-	vr, err := verifyRequest(req)
+	vr, err := s.verifyRequest(req)
 	if err != nil {
 		return "", err
 	}
@@ -80,7 +86,7 @@ func (s *Server) runLint(ctx context.Context, sp *space, req mcp.CallToolRequest
 }
 
 func (s *Server) runTypecheck(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
-	vr, err := verifyRequest(req)
+	vr, err := s.verifyRequest(req)
 	if err != nil {
 		return "", err
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/watch"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
@@ -25,7 +26,8 @@ type bgShell struct {
 	owner       string // Command.Owner: only it may see the shell
 	description string // the agent's words for it, to list known shells
 	proc        *shell.Process
-	done        chan struct{} // closed once the process is reaped and its output flushed
+	done        chan struct{}  // closed once the process is reaped and its output flushed
+	watcher     *watch.Watcher // set for a watched process (watch_process)
 
 	mu             sync.Mutex
 	stdout, stderr *pending
@@ -47,40 +49,74 @@ type tomb struct {
 	owner  string
 	status string
 	note   string // why output may be missing; empty when it was all read
+	// watcher keeps a watched process's events readable after BashOutput
+	// has forgotten it; only the newest maxWatchedTombs tombs keep one.
+	watcher *watch.Watcher
 }
 
-func (m *Manager) startBackground(c Command) (string, error) {
+// maxWatchedTombs bounds the forgotten watched processes whose events
+// are kept (each holds up to a ring of events).
+const maxWatchedTombs = 16
+
+// startBackground starts c as a background shell, watched by w when w
+// is not nil, and returns its ID in a sentence.
+func (m *Manager) startBackground(c Command, w *watch.Watcher) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return "", errClosed
 	}
-	var running, mine []string
-	for id, sh := range m.shells {
-		if !sh.finished() {
-			running = append(running, id)
-			if sh.owner == c.Owner {
-				mine = append(mine, id)
-			}
-		}
+	if err := m.checkRoom(c.Owner, w != nil); err != nil {
+		return "", err
 	}
-	if len(running) >= m.opts.MaxBackground {
-		slices.Sort(mine)
-		return "", fmt.Errorf("bash: %d background shells are running, the maximum; stop one with KillShell first (yours: %s)",
-			len(running), orNone(strings.Join(mine, ", ")))
-	}
-	sh := &bgShell{id: m.newID(), owner: c.Owner, description: c.Description, done: make(chan struct{})}
-	sh.stdout = &pending{mu: &sh.mu, rel: m.newReleaser(), limit: m.opts.MaxBuffered}
-	sh.stderr = &pending{mu: &sh.mu, rel: m.newReleaser(), limit: m.opts.MaxBuffered}
+	sh := &bgShell{id: m.newID(), owner: c.Owner, description: c.Description, done: make(chan struct{}), watcher: w}
+	sh.stdout = &pending{mu: &sh.mu, rel: m.newReleaser(), limit: m.opts.MaxBuffered, watcher: w, stream: "stdout"}
+	sh.stderr = &pending{mu: &sh.mu, rel: m.newReleaser(), limit: m.opts.MaxBuffered, watcher: w, stream: "stderr"}
 	// Not the call's context: the shell outlives the call that started it.
-	p, err := m.start(context.Background(), c.Command, -1, sh.stdout, sh.stderr)
+	p, err := m.start(context.Background(), c, -1, sh.stdout, sh.stderr)
 	if err != nil {
+		if w != nil {
+			w.Exit(-1, "failed to start")
+		}
 		return "", err
 	}
 	sh.proc = p
 	m.shells[sh.id] = sh
-	go m.watch(sh)
+	go m.reap(sh)
+	if w != nil {
+		return "Started watched process " + sh.id, nil
+	}
 	return "Started background shell " + sh.id, nil
+}
+
+// checkRoom refuses a background shell beyond MaxBackground running, or
+// a watched one beyond MaxWatched, naming the owner's so it can stop
+// one; m.mu must be held.
+func (m *Manager) checkRoom(owner string, watched bool) error {
+	var running, watching int
+	var mine []string
+	for id, sh := range m.shells {
+		if sh.finished() {
+			continue
+		}
+		running++
+		if sh.watcher != nil {
+			watching++
+		}
+		if sh.owner == owner && (!watched || sh.watcher != nil) {
+			mine = append(mine, id)
+		}
+	}
+	slices.Sort(mine)
+	switch {
+	case running >= m.opts.MaxBackground:
+		return fmt.Errorf("bash: %d background shells are running, the maximum; stop one with KillShell first (yours: %s)",
+			running, orNone(strings.Join(mine, ", ")))
+	case watched && watching >= m.opts.MaxWatched:
+		return fmt.Errorf("watch process: %d watched processes are running, the maximum; stop one with KillShell first (yours: %s)",
+			watching, orNone(strings.Join(mine, ", ")))
+	}
+	return nil
 }
 
 // newID returns an unused ID; m.mu must be held. 32 random bits keep a
@@ -100,8 +136,8 @@ func (m *Manager) newID() string {
 	}
 }
 
-// watch waits for the shell's process and records how it ended.
-func (m *Manager) watch(sh *bgShell) {
+// reap waits for the shell's process and records how it ended.
+func (m *Manager) reap(sh *bgShell) {
 	_, err := sh.proc.Wait()
 	sh.mu.Lock()
 	// The sinks are never written after Wait returns: the held partial
@@ -111,8 +147,24 @@ func (m *Manager) watch(sh *bgShell) {
 	sh.status = statusOf(err)
 	sh.ended = time.Now()
 	sh.mu.Unlock()
+	if sh.watcher != nil {
+		sh.watcher.Exit(exitCodeOf(err), sh.status)
+	}
 	close(sh.done)
 	m.evictUnread()
+}
+
+// exitCodeOf is the exit code a process ended with, or -1 when it has
+// none (killed by a signal, or failed to run).
+func exitCodeOf(err error) int {
+	var xe *sandbox.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &xe) && xe.Signal == "":
+		return xe.Code
+	}
+	return -1
 }
 
 func statusOf(err error) string {
@@ -146,7 +198,7 @@ func (m *Manager) evictUnread() {
 	note := fmt.Sprintf("its unread output was discarded: more than %d finished shells were left unread", m.opts.MaxBackground)
 	for _, sh := range ended[:len(ended)-m.opts.MaxBackground] {
 		delete(m.shells, sh.id)
-		m.bury(sh.id, tomb{owner: sh.owner, status: sh.status, note: note})
+		m.bury(sh.id, tomb{owner: sh.owner, status: sh.status, note: note, watcher: sh.watcher})
 	}
 }
 
@@ -157,6 +209,20 @@ func (m *Manager) bury(id string, t tomb) {
 	if len(m.tombList) > maxTombs {
 		delete(m.tombs, m.tombList[0])
 		m.tombList = m.tombList[1:]
+	}
+	if t.watcher == nil {
+		return
+	}
+	kept := 0
+	for i := len(m.tombList) - 1; i >= 0; i-- {
+		old := m.tombs[m.tombList[i]]
+		if old.watcher == nil {
+			continue
+		}
+		if kept++; kept > maxWatchedTombs {
+			old.watcher = nil
+			m.tombs[m.tombList[i]] = old
+		}
 	}
 }
 
@@ -224,7 +290,7 @@ func (m *Manager) Output(owner, id, filter string) (string, error) {
 		m.mu.Lock()
 		if m.shells[id] == sh {
 			delete(m.shells, id)
-			m.bury(id, tomb{owner: owner, status: status})
+			m.bury(id, tomb{owner: owner, status: status, watcher: sh.watcher})
 		}
 		m.mu.Unlock()
 	}

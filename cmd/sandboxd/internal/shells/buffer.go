@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"sync"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/watch"
 )
 
 // maxHold bounds a partial line held back waiting for its end, as
@@ -132,11 +134,19 @@ type pending struct {
 	buf     []byte
 	start   int // buf[:start] is dropped and awaits compaction
 	dropped int
+	// watcher, when set, sees every write (the process is not idle) and
+	// the text released, scrubbed, as stream; it sees all of it, read or
+	// dropped.
+	watcher *watch.Watcher
+	stream  string
 }
 
 func (p *pending) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.watcher != nil {
+		p.watcher.Activity()
+	}
 	p.add(p.rel.Write(string(b)))
 	return len(b), nil
 }
@@ -147,6 +157,9 @@ func (p *pending) flush() { p.add(p.rel.Flush()) }
 func (p *pending) add(s string) {
 	if s == "" {
 		return
+	}
+	if p.watcher != nil {
+		p.watcher.Output(p.stream, s)
 	}
 	p.buf = append(p.buf, s...)
 	excess := len(p.buf) - p.start - p.limit

@@ -39,6 +39,19 @@
 // unread; beyond that the oldest one's output is discarded and it becomes
 // a tombstone too.
 //
+// # Watched processes
+//
+// Watch starts a background shell like any other, with a watch.Watcher
+// fed its released (scrubbed) output: it matches lines against error
+// patterns and records idle and exit events. Output and Kill work on it
+// as on any background shell, and its events outlive its being forgotten
+// (for the newest few). At most Options.MaxWatched run at once.
+//
+// # A call's own environment
+//
+// Command.Env adds entries (the secrets an agent named) to one command's
+// environment; no other command sees them.
+//
 // # Scrubbing
 //
 // When Options.Scrubber is set, all output, foreground and background, is

@@ -10,10 +10,10 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
-func (m *Manager) runForeground(ctx context.Context, command string, timeout time.Duration) (string, error) {
+func (m *Manager) runForeground(ctx context.Context, c Command, timeout time.Duration) (string, error) {
 	stdout, stderr := m.newCapture(), m.newCapture()
 	m.mu.Lock()
-	p, err := m.start(ctx, command, timeout, stdout, stderr)
+	p, err := m.start(ctx, c, timeout, stdout, stderr)
 	if err == nil {
 		m.fg[p] = struct{}{}
 		m.fgWG.Add(1)

@@ -24,6 +24,7 @@ const (
 	defaultMaxOutput     = 30000
 	defaultMaxBackground = 16
 	defaultMaxBuffered   = 1 << 20
+	defaultMaxWatched    = 8
 )
 
 // bashPath is absolute because shell.Start resolves a bare name through
@@ -56,6 +57,9 @@ type Options struct {
 	// MaxBuffered caps each background stream's unread bytes; older
 	// bytes are dropped.
 	MaxBuffered int
+	// MaxWatched caps the watched processes running at once (they count
+	// as background shells too); 0 means 8.
+	MaxWatched int
 	// Credential, when set, is the user every command runs as (sandboxd
 	// must be root): not sandboxd's, so a command can neither signal
 	// sandboxd nor read its memory.
@@ -78,6 +82,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxBuffered <= 0 {
 		o.MaxBuffered = defaultMaxBuffered
+	}
+	if o.MaxWatched <= 0 {
+		o.MaxWatched = defaultMaxWatched
 	}
 	return o
 }
@@ -140,6 +147,10 @@ type Command struct {
 	// Owner is who starts a background shell (the MCP session): only
 	// the same owner can read or kill it, and Forget kills them all.
 	Owner string
+	// Env adds "K=V" entries to this command's environment alone,
+	// replacing Options.Env's value for the same key: secrets the agent
+	// named for this call. Entries without "=" are dropped.
+	Env []string
 }
 
 // errClosed is returned by Bash after Close.
@@ -149,10 +160,7 @@ var errClosed = errors.New("bash: the shell manager is closed")
 // status, a background one's the new shell's ID. Errors are for refused
 // commands (a *guard.Refusal), bad arguments and failures to start.
 func (m *Manager) Bash(ctx context.Context, c Command) (string, error) {
-	if strings.TrimSpace(c.Command) == "" {
-		return "", errors.New("bash: empty command")
-	}
-	if err := guard.Check(c.Command); err != nil {
+	if err := check(c); err != nil {
 		return "", err
 	}
 	timeout, err := m.timeout(c.Timeout)
@@ -160,9 +168,17 @@ func (m *Manager) Bash(ctx context.Context, c Command) (string, error) {
 		return "", err
 	}
 	if c.Background {
-		return m.startBackground(c)
+		return m.startBackground(c, nil)
 	}
-	return m.runForeground(ctx, c.Command, timeout)
+	return m.runForeground(ctx, c, timeout)
+}
+
+// check refuses an empty command and what the guard denies.
+func check(c Command) error {
+	if strings.TrimSpace(c.Command) == "" {
+		return errors.New("bash: empty command")
+	}
+	return guard.Check(c.Command)
 }
 
 func (m *Manager) timeout(d time.Duration) (time.Duration, error) {
@@ -177,15 +193,15 @@ func (m *Manager) timeout(d time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
-// start launches command; m.mu must be held, so Close cannot miss it.
-func (m *Manager) start(ctx context.Context, command string, timeout time.Duration, stdout, stderr io.Writer) (*shell.Process, error) {
+// start launches c; m.mu must be held, so Close cannot miss it.
+func (m *Manager) start(ctx context.Context, c Command, timeout time.Duration, stdout, stderr io.Writer) (*shell.Process, error) {
 	if m.closed {
 		return nil, errClosed
 	}
 	p, err := shell.Start(ctx, sandbox.Request{
 		Command: bashPath,
-		Args:    []string{"-c", command},
-		Env:     m.env,
+		Args:    []string{"-c", c.Command},
+		Env:     m.envFor(c),
 	}, shell.Options{
 		Dir:        m.opts.Dir,
 		Timeout:    timeout,
@@ -202,6 +218,21 @@ func (m *Manager) start(ctx context.Context, command string, timeout time.Durati
 		return nil, fmt.Errorf("bash: in %q: %w", m.opts.Dir, err)
 	}
 	return p, nil
+}
+
+// envFor is the environment of c: Options.Env with c.Env over it.
+func (m *Manager) envFor(c Command) []string {
+	if len(c.Env) == 0 {
+		return m.env
+	}
+	extra := make([]string, 0, len(c.Env))
+	for _, kv := range c.Env {
+		// As in New: a bare key would be looked up in sandboxd's environment.
+		if k, _, ok := strings.Cut(kv, "="); ok && k != "" {
+			extra = append(extra, kv)
+		}
+	}
+	return shell.MergeEnv(m.env, extra, nil)
 }
 
 // Close kills every command and background shell, each with its whole

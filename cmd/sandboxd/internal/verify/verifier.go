@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -63,6 +64,9 @@ type Request struct {
 	// (default "./...") and a regular expression selecting tests.
 	Packages []string
 	Run      string
+	// Env adds "K=V" entries to this call's commands alone (secrets the
+	// agent named); a step's own settings win over them.
+	Env []string
 }
 
 // Typecheck compiles the project, tests included, without running it.
@@ -123,6 +127,9 @@ func (v *Verifier) check(ctx context.Context, check string, req Request, steps f
 			dir = filepath.Join(v.ws.Dir(), st.Dir)
 		}
 		pl := placer{cwd: dir, rel: v.ws.Rel}
+		if len(req.Env) > 0 {
+			st.Env = append(slices.Clone(req.Env), st.Env...)
+		}
 		left := time.Until(deadline)
 		if left <= 0 {
 			r.add(StepResult{Tool: st.Tool, TimedOut: true, Timeout: timeoutOf(req), Skipped: true})

@@ -66,6 +66,13 @@ type Config struct {
 	DiagnosticsTimeout time.Duration
 	// RipgrepPath overrides where rg is found (default: on PATH).
 	RipgrepPath string
+	// SnapshotDir holds the workspaces' snapshots, each in a directory
+	// of its own (mode 0700) so they outlive the server; empty keeps them
+	// in a private temporary directory removed at Close.
+	SnapshotDir string
+	// SnapshotMaxFileSize is the largest file a snapshot holds, in
+	// bytes; 0 means snapshot.DefaultMaxFileSize.
+	SnapshotMaxFileSize int64
 }
 
 func (c Config) withDefaults() Config {

@@ -48,11 +48,8 @@ func (s *Store) create(ctx context.Context, name, description string) (Snapshot,
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("snapshot %q: %w", name, err)
 	}
-	files, err := s.indexCount(ctx)
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("snapshot %q: %w", name, err)
-	}
-	msg := header(name, files, len(sc.skipped)) + description
+	files, now := sc.held, time.Now()
+	msg := header(name, now, files, len(sc.skipped)) + description
 	commit, err := s.git.run(ctx, strings.NewReader(msg), "commit-tree", string(trimNL(tree)))
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("snapshot %q: %w", name, err)
@@ -63,7 +60,7 @@ func (s *Store) create(ctx context.Context, name, description string) (Snapshot,
 	if _, err := s.git.run(ctx, nil, "update-ref", refName(name), string(trimNL(commit)), zero); err != nil {
 		return Snapshot{}, fmt.Errorf("snapshot %q: %w", name, err)
 	}
-	return Snapshot{Name: name, Description: description, Time: time.Now(), Files: files, Skipped: sc.skipped, commit: string(trimNL(commit))}, nil
+	return Snapshot{Name: name, Description: description, Time: now, Files: files, Skipped: sc.skipped, commit: string(trimNL(commit))}, nil
 }
 
 // stage makes the store's index the workspace as it is: entries for
@@ -99,37 +96,38 @@ func (s *Store) stage(ctx context.Context) (scan, error) {
 	}
 	// git names the paths it will not hold (a ".git" in another case,
 	// say) on stderr and goes on.
+	sc.held = len(sc.paths)
 	for _, line := range strings.Split(string(stderr), "\n") {
 		if p, ok := strings.CutPrefix(line, "Ignoring path "); ok {
 			sc.skipped = append(sc.skipped, Skipped{p, "a path git refuses"})
+			sc.held--
 		}
 	}
 	return sc, nil
 }
 
-// indexCount is how many files the index holds.
-func (s *Store) indexCount(ctx context.Context) (int, error) {
-	out, err := s.git.run(ctx, nil, "ls-files", "-z", "--cached")
-	if err != nil {
-		return 0, err
-	}
-	return len(nulSplit(out)), nil
-}
-
 // header is the first lines of a snapshot's commit message, before its
 // description: the description comes after a blank line, so it cannot
 // forge them.
-func header(name string, files, skipped int) string {
-	return fmt.Sprintf("%s\nfiles %d\nskipped %d\n\n", name, files, skipped)
+// The time is to the nanosecond, so List can order snapshots taken in
+// the same second (git's dates are to the second).
+func header(name string, at time.Time, files, skipped int) string {
+	return fmt.Sprintf("%s\ntime %s\nfiles %d\nskipped %d\n\n", name, at.UTC().Format(time.RFC3339Nano), files, skipped)
 }
 
-// parseMessage reads a commit message header wrote.
-func parseMessage(msg string) (files int, description string) {
+// parseMessage reads a commit message header wrote into sn.
+func parseMessage(msg string, sn *Snapshot) {
 	head, description, _ := strings.Cut(msg, "\n\n")
+	sn.Description = description
 	for _, line := range strings.Split(head, "\n") {
-		if v, ok := strings.CutPrefix(line, "files "); ok {
-			files, _ = strconv.Atoi(v)
+		key, v, _ := strings.Cut(line, " ")
+		switch key {
+		case "files":
+			sn.Files, _ = strconv.Atoi(v)
+		case "time":
+			if at, err := time.Parse(time.RFC3339Nano, v); err == nil {
+				sn.Time = at
+			}
 		}
 	}
-	return files, description
 }

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,8 +17,7 @@ func (s *Store) List(ctx context.Context) ([]Snapshot, error) {
 	}
 	defer unlock()
 	// Three NUL-ended fields a record; a message cannot hold a NUL.
-	out, err := s.git.run(ctx, nil, "for-each-ref", "--sort=refname", "--sort=committerdate",
-		"--format=%(refname:lstrip=2)%00%(committerdate:unix)%00%(contents)%00", "refs/snapshots/")
+	out, err := s.git.run(ctx, nil, "for-each-ref", "--format=%(refname:lstrip=2)%00%(committerdate:unix)%00%(contents)%00", "refs/snapshots/")
 	if err != nil {
 		return nil, fmt.Errorf("list snapshots: %w", err)
 	}
@@ -25,13 +25,10 @@ func (s *Store) List(ctx context.Context) ([]Snapshot, error) {
 	var list []Snapshot
 	for i := 0; i+2 < len(fields); i += 3 {
 		secs, _ := strconv.ParseInt(fields[i+1], 10, 64)
-		files, description := parseMessage(fields[i+2])
-		list = append(list, Snapshot{
-			Name:        strings.TrimLeft(fields[i], "\n"),
-			Description: description,
-			Time:        time.Unix(secs, 0),
-			Files:       files,
-		})
+		sn := Snapshot{Name: strings.TrimLeft(fields[i], "\n"), Time: time.Unix(secs, 0)}
+		parseMessage(fields[i+2], &sn)
+		list = append(list, sn)
 	}
+	slices.SortStableFunc(list, func(a, b Snapshot) int { return a.Time.Compare(b.Time) })
 	return list, nil
 }

@@ -64,7 +64,9 @@ func (s *Store) Restore(ctx context.Context, name string) (Restored, error) {
 	for _, sk := range before.Skipped {
 		r.LeftAlone = append(r.LeftAlone, sk)
 	}
-	if err := s.apply(ctx, changes, nulSplit(dirsOut), &r); err != nil {
+	err = s.apply(ctx, changes, nulSplit(dirsOut), &r)
+	slices.SortFunc(r.Changes, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
+	if err != nil {
 		return r, fmt.Errorf("restore %q: %w", name, err)
 	}
 	return r, nil

@@ -19,6 +19,7 @@ type Skipped struct {
 type scan struct {
 	paths   []string
 	skipped []Skipped
+	held    int // how many of paths the index took
 }
 
 // isGitDir reports whether a path component is one git keeps for itself

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -105,7 +106,9 @@ func fixture(t testing.TB) (ws string, s *Store) {
 	gitInit(t, ws)
 	write(t, ws, ".gitignore", "*.log\nbuild/\n", 0o644)
 	write(t, ws, ".gitattributes", "* text eol=crlf ident\n", 0o644)
-	write(t, ws, "main.go", "package main\n// $Id$\n", 0o644)
+	write(t, ws, "main.go", "package main\r\n// $Id: deadbeef $\r\n", 0o644)
+	write(t, ws, "-rf", "a name like a flag\n", 0o644)
+	write(t, ws, "odd\nname \xff.txt", "a newline and a byte that is not UTF-8\n", 0o644)
 	write(t, ws, "run.sh", "#!/bin/sh\necho hi\n", 0o755)
 	write(t, ws, "debug.log", "ignored but kept\n", 0o600)
 	write(t, ws, "build/out.bin", "\x00\x01binary\r\n", 0o644)
@@ -142,8 +145,8 @@ func TestCreateDiffRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap.Files != 9 {
-		t.Errorf("Files = %d, want 9", snap.Files)
+	if snap.Files != 11 {
+		t.Errorf("Files = %d, want 11", snap.Files)
 	}
 	if want := []Skipped{{"big.dat", "2000 bytes, over the 1000-byte cap"}}; !slices.Equal(snap.Skipped, want) {
 		t.Errorf("Skipped = %v, want %v", snap.Skipped, want)
@@ -220,7 +223,7 @@ func TestCreateDiffRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list) != 2 || list[0].Name != "first" || list[0].Description != "the start\n\nfiles 99\nwith lines" || list[0].Files != 9 || list[1].Name != r.Before.Name || list[1].Files != 8 {
+	if len(list) != 2 || list[0].Name != "first" || list[0].Description != "the start\n\nfiles 99\nwith lines" || list[0].Files != 11 || list[1].Name != r.Before.Name || list[1].Files != 10 {
 		t.Errorf("List = %+v", list)
 	}
 }
@@ -440,5 +443,59 @@ func TestOpenRefusesSharedDir(t *testing.T) {
 	}
 	if _, err := Open(state, ws, Options{}); err == nil || !strings.Contains(err.Error(), "lets others in") {
 		t.Errorf("Open on a 0755 state dir: %v", err)
+	}
+}
+
+// As root with an owner for the workspace, a restore gives what it
+// creates that owner, a replaced file keeps its own, and a snapshot
+// leaves out what the owner may not read, so a restore cannot hand it to
+// the agent.
+func TestOwnerAsRoot(t *testing.T) {
+	needGit(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to own files as another user")
+	}
+	const uid, gid = 4321, 4321
+	ws := t.TempDir()
+	write(t, ws, "kept.txt", "x\n", 0o644)
+	write(t, ws, "d/new.txt", "y\n", 0o644)
+	write(t, ws, "secret", "root only\n", 0o600)
+	write(t, ws, "private/f", "in a root-only directory\n", 0o644)
+	if err := os.Chmod(filepath.Join(ws, "private"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"kept.txt", "d", "d/new.txt"} {
+		if err := os.Lchown(filepath.Join(ws, p), uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := Open(t.TempDir(), ws, Options{Owner: &Owner{uid, gid}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sn, err := s.Create(ctx, "a", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Skipped{{"private", "the agent's user may not read it"}, {"secret", "the agent's user may not read it"}}
+	if sn.Files != 2 || !slices.Equal(sn.Skipped, want) {
+		t.Errorf("snapshot: %d files, skipped %v; want 2, %v", sn.Files, sn.Skipped, want)
+	}
+	write(t, ws, "kept.txt", "changed\n", 0o644)
+	if err := os.RemoveAll(filepath.Join(ws, "d")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Restore(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]int{"kept.txt": uid, "d": uid, "d/new.txt": uid, "secret": 0} {
+		fi, err := os.Lstat(filepath.Join(ws, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := int(fi.Sys().(*syscall.Stat_t).Uid); got != want {
+			t.Errorf("%s: owner %d, want %d", p, got, want)
+		}
 	}
 }

@@ -47,6 +47,7 @@ type Store struct {
 	dir       string
 	opts      Options
 	git       *git
+	euid      int
 	mu        sync.Mutex
 }
 
@@ -80,7 +81,7 @@ func Open(stateDir, ws string, opts Options) (*Store, error) {
 	if err := privateDir(dir); err != nil {
 		return nil, err
 	}
-	s := &Store{workspace: ws, dir: dir, opts: opts, git: &git{
+	s := &Store{workspace: ws, dir: dir, opts: opts, euid: os.Geteuid(), git: &git{
 		path:     gitPath,
 		gitDir:   filepath.Join(dir, "git"),
 		index:    filepath.Join(dir, "index"),

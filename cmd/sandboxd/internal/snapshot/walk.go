@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // Skipped is a path a snapshot left out, and why.
@@ -48,6 +49,13 @@ func (s *Store) walk() (scan, error) {
 			}
 			return nil
 		}
+		if s.hidden(d) {
+			sc.skipped = append(sc.skipped, Skipped{rel, "the agent's user may not read it"})
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
 		switch t := d.Type(); {
 		case t.IsDir():
 			return nil
@@ -81,6 +89,41 @@ func (s *Store) walk() (scan, error) {
 	}
 	slices.Sort(sc.paths)
 	return sc, nil
+}
+
+// hidden reports whether the workspace's owner (Options.Owner) may not
+// read d, when sandboxd runs as root: a snapshot root took of it would
+// otherwise let the agent read it once restored (a hard link to a
+// root-only file, a root-only directory renamed away and brought back).
+// Supplementary groups are not consulted, so this errs on the side of
+// leaving files out.
+func (s *Store) hidden(d fs.DirEntry) bool {
+	o := s.opts.Owner
+	if o == nil || s.euid != 0 || d.Type()&fs.ModeSymlink != 0 {
+		return false
+	}
+	fi, err := d.Info()
+	if err != nil {
+		return false // reported as unreadable by the caller
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return true
+	}
+	var need uint32 = 0o4 // read
+	if d.IsDir() {
+		need = 0o5 // read and search
+	}
+	perm := uint32(fi.Mode().Perm())
+	switch {
+	case o.UID == 0:
+		return false
+	case int(st.Uid) == o.UID:
+		perm >>= 6
+	case int(st.Gid) == o.GID:
+		perm >>= 3
+	}
+	return perm&need != need
 }
 
 // unwrapPath is err's message without the absolute path fs errors

@@ -60,10 +60,7 @@ func (s *Store) Restore(ctx context.Context, name string) (Restored, error) {
 	if err != nil {
 		return Restored{}, fmt.Errorf("restore %q: %w", name, err)
 	}
-	r := Restored{Before: before}
-	for _, sk := range before.Skipped {
-		r.LeftAlone = append(r.LeftAlone, sk)
-	}
+	r := Restored{Before: before, LeftAlone: before.Skipped}
 	err = s.apply(ctx, changes, nulSplit(dirsOut), &r)
 	slices.SortFunc(r.Changes, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
 	if err != nil {

@@ -499,3 +499,14 @@ func TestOwnerAsRoot(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenRefusesStoreInWorkspace(t *testing.T) {
+	needGit(t)
+	ws := t.TempDir()
+	if _, err := Open(filepath.Join(ws, "sub", "store"), ws, Options{}); err == nil || !strings.Contains(err.Error(), "inside the workspace") {
+		t.Errorf("a store in the workspace: %v", err)
+	}
+	if entries, _ := os.ReadDir(ws); len(entries) != 0 {
+		t.Errorf("Open left %d entries in the workspace", len(entries))
+	}
+}

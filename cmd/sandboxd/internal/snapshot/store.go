@@ -65,6 +65,9 @@ func Open(stateDir, ws string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot store: %w", err)
 	}
+	if stateDir, err = filepath.Abs(stateDir); err != nil {
+		return nil, fmt.Errorf("snapshot store: %w", err)
+	}
 	gitPath := opts.GitPath
 	if gitPath == "" {
 		if gitPath, err = exec.LookPath("git"); err != nil {
@@ -73,6 +76,9 @@ func Open(stateDir, ws string, opts Options) (*Store, error) {
 	}
 	sum := sha256.Sum256([]byte(ws))
 	dir := filepath.Join(stateDir, hex.EncodeToString(sum[:12]))
+	if inside(ws, stateDir) {
+		return nil, fmt.Errorf("snapshot store %s is inside the workspace %s, where the agent could change it; give a --snapshot-dir elsewhere", stateDir, ws)
+	}
 	// The state directory may be shared (a --snapshot-dir the user
 	// picked); the workspace's own directory in it must be private.
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
@@ -92,6 +98,18 @@ func Open(stateDir, ws string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// inside reports whether dir is ws or under it, symlinks resolved.
+func inside(ws, dir string) bool {
+	if real, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = real
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	rel, err := filepath.Rel(ws, dir)
+	return err == nil && filepath.IsLocal(rel) || rel == "."
 }
 
 // privateDir makes dir, mode 0700, or checks an existing one is a

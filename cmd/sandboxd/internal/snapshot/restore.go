@@ -72,12 +72,15 @@ func (s *Store) Restore(ctx context.Context, name string) (Restored, error) {
 // autoSnapshot snapshots the workspace before a restore of name.
 func (s *Store) autoSnapshot(ctx context.Context, name string) (Snapshot, error) {
 	stamp := time.Now().UTC().Format("20060102T150405.000000000Z")
-	auto := AutoPrefix + name + "-" + stamp
+	// Restoring an automatic snapshot must not make a longer name each
+	// time: the name is cut to an agent's longest.
+	base := AutoPrefix + name[:min(len(name), MaxNameLen)] + "-" + stamp
+	auto := base
 	for i := 2; ; i++ {
 		if _, err := s.commitOf(ctx, auto); err != nil {
 			break
 		}
-		auto = AutoPrefix + name + "-" + stamp + "-" + strconv.Itoa(i)
+		auto = base + "-" + strconv.Itoa(i)
 	}
 	before, err := s.create(ctx, auto, "automatic snapshot before restoring "+name)
 	if err != nil {

@@ -510,3 +510,24 @@ func TestOpenRefusesStoreInWorkspace(t *testing.T) {
 		t.Errorf("Open left %d entries in the workspace", len(entries))
 	}
 }
+
+// Restoring an automatic snapshot, again and again, makes names that can
+// still be restored.
+func TestRestoreAutoChain(t *testing.T) {
+	_, s := fixture(t)
+	ctx := context.Background()
+	name := strings.Repeat("n", MaxNameLen)
+	if _, err := s.Create(ctx, name, ""); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		r, err := s.Restore(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name = r.Before.Name
+	}
+	if _, err := s.Diff(ctx, name); err != nil {
+		t.Errorf("Diff(%q): %v", name, err)
+	}
+}

@@ -253,3 +253,33 @@ func TestSnapshotConcurrentSessions(t *testing.T) {
 		t.Errorf("list:\n%s", list)
 	}
 }
+
+// Each workspace has snapshots of its own; a read-only server offers
+// none of the tools.
+func TestSnapshotWorkspacesAndReadOnly(t *testing.T) {
+	a, b := snapshotWorkspace(t), snapshotWorkspace(t)
+	d := startDaemon(t, Config{Workspaces: []Workspace{{Name: "a", Dir: a}, {Name: "b", Dir: b}}})
+	cs := d.connect(t, streamable)
+	ok(t, cs, "snapshot_create", map[string]any{"workspace": "a", "name": "x"})
+	if got := ok(t, cs, "snapshot_list", map[string]any{"workspace": "b"}); !strings.HasPrefix(got, "No snapshots yet") {
+		t.Errorf("b's list: %q", got)
+	}
+	if got := fails(t, cs, "snapshot_restore", map[string]any{"workspace": "b", "name": "x"}); got != `snapshot "x": no snapshot has this name` {
+		t.Errorf("restore of a's snapshot in b: %q", got)
+	}
+	if got := fails(t, cs, "snapshot_list", nil); !strings.Contains(got, "say which with the workspace argument") {
+		t.Errorf("no workspace: %q", got)
+	}
+
+	ro := startDaemon(t, Config{Workspaces: []Workspace{{Dir: snapshotWorkspace(t)}}, ReadOnly: true})
+	rcs := ro.connect(t, streamable)
+	tools, err := rcs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if strings.HasPrefix(tool.Name, "snapshot_") {
+			t.Errorf("a read-only server offers %s", tool.Name)
+		}
+	}
+}

@@ -113,7 +113,7 @@ func TestReadonlyOffersOnlyNonMutatingTools(t *testing.T) {
 		t.Fatalf("read-only tools %v, want %v", got, want)
 	}
 	d = startDaemon(t, Config{})
-	if got, want := toolNames(t, d.connect(t, streamable)), []string{"Bash", "BashOutput", "Edit", "Glob", "Grep", "KillShell", "Read", "Write", "find_definition", "find_references", "last_test_failures", "rename_symbol", "run_failing_tests", "run_lint", "run_tests", "run_typecheck", "search_code"}; !slices.Equal(got, want) {
+	if got, want := toolNames(t, d.connect(t, streamable)), []string{"Bash", "BashOutput", "Edit", "Glob", "Grep", "KillShell", "Read", "Write", "find_definition", "find_references", "last_test_failures", "rename_symbol", "run_failing_tests", "run_lint", "run_tests", "run_typecheck", "search_code", "snapshot_create", "snapshot_diff", "snapshot_list", "snapshot_restore"}; !slices.Equal(got, want) {
 		t.Fatalf("tools %v, want %v", got, want)
 	}
 }

@@ -531,3 +531,59 @@ func TestRestoreAutoChain(t *testing.T) {
 		t.Errorf("Diff(%q): %v", name, err)
 	}
 }
+
+// Nothing of the workspace's repository or of sandboxd's environment
+// steers the store's git: not a GIT_DIR, not a config that names an
+// fsmonitor or a hooks directory.
+func TestGitIsNotSteered(t *testing.T) {
+	ws, s := fixture(t)
+	marker := filepath.Join(t.TempDir(), "pwned")
+	write(t, ws, ".git/config", "[core]\n\tfsmonitor = touch "+marker+"\n\thooksPath = /tmp\n\tworktree = /\n[include]\n\tpath = /etc/passwd\n", 0o644)
+	before := gitState(t, ws)
+	t.Setenv("GIT_DIR", filepath.Join(ws, ".git"))
+	t.Setenv("GIT_WORK_TREE", ws)
+	t.Setenv("GIT_INDEX_FILE", filepath.Join(ws, ".git", "index"))
+	t.Setenv("GIT_CONFIG_PARAMETERS", "'core.fsmonitor'='touch "+marker+"'")
+	t.Setenv("GIT_OBJECT_DIRECTORY", filepath.Join(ws, ".git", "objects"))
+	ctx := context.Background()
+	if _, err := s.Create(ctx, "a", ""); err != nil {
+		t.Fatal(err)
+	}
+	write(t, ws, "main.go", "changed\n", 0o644)
+	if _, err := s.Diff(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Restore(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the planted fsmonitor ran")
+	}
+	if !mapsEqual(gitState(t, ws), before) {
+		t.Error("the workspace's .git changed")
+	}
+}
+
+func TestLongPathSkipped(t *testing.T) {
+	_, s := fixture(t)
+	// Made a directory at a time, relative to the one above, as a path
+	// this long is too long for one system call.
+	tr, err := openTree(s.workspace, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.close()
+	if err := tr.write(strings.Repeat(strings.Repeat("d", 200)+"/", 25)+"f", "100644", []byte("x\n")); err != nil {
+		t.Fatal(err)
+	}
+	sn, err := s.Create(context.Background(), "a", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sn.Skipped) != 2 || !strings.Contains(sn.Skipped[1].Reason, "file name too long") && !strings.Contains(sn.Skipped[1].Reason, "over 4095") {
+		t.Errorf("Skipped = %v", sn.Skipped)
+	}
+	if sn.Files != 11 {
+		t.Errorf("Files = %d, want 11", sn.Files)
+	}
+}

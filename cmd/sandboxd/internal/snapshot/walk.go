@@ -23,6 +23,9 @@ type scan struct {
 	held    int // how many of paths the index took
 }
 
+// maxPath is PATH_MAX: git cannot hold a longer path.
+const maxPath = 4096
+
 // isGitDir reports whether a path component is one git keeps for itself
 // (it refuses ".git" in any case).
 func isGitDir(name string) bool { return strings.EqualFold(name, ".git") }
@@ -76,6 +79,10 @@ func (s *Store) walk() (scan, error) {
 			}
 		default:
 			sc.skipped = append(sc.skipped, Skipped{rel, "not a regular file or symlink"})
+			return nil
+		}
+		if len(rel) >= maxPath {
+			sc.skipped = append(sc.skipped, Skipped{rel[:200] + "...", fmt.Sprintf("a path of %d bytes, over %d", len(rel), maxPath-1)})
 			return nil
 		}
 		if len(sc.paths) >= s.opts.MaxFiles {

@@ -464,7 +464,7 @@ func TestOwnerAsRoot(t *testing.T) {
 	if err := os.Chmod(filepath.Join(ws, "private"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{"kept.txt", "d", "d/new.txt"} {
+	for _, p := range []string{".", "kept.txt", "d", "d/new.txt"} {
 		if err := os.Lchown(filepath.Join(ws, p), uid, gid); err != nil {
 			t.Fatal(err)
 		}

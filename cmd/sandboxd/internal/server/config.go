@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/snapshot"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/telemetry"
 )
 
@@ -110,6 +111,11 @@ func (c Config) validate() error {
 	}
 	if c.Token == "" {
 		return errors.New("no token")
+	}
+	for _, w := range c.Workspaces {
+		if c.SnapshotDir != "" && snapshot.Inside(w.Dir, c.SnapshotDir) {
+			return fmt.Errorf("the snapshot directory %s is inside the workspace %s, where the agent could change it", c.SnapshotDir, w.Dir)
+		}
 	}
 	return nil
 }

@@ -283,3 +283,11 @@ func TestSnapshotWorkspacesAndReadOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestSnapshotDirInsideWorkspaceRefused(t *testing.T) {
+	ws := t.TempDir()
+	_, err := New(Config{Workspaces: []Workspace{{Dir: ws}}, Token: testToken, SnapshotDir: filepath.Join(ws, "snaps")})
+	if err == nil || !strings.Contains(err.Error(), "is inside the workspace") {
+		t.Fatalf("New with the snapshot directory in the workspace: %v", err)
+	}
+}

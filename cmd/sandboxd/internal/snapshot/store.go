@@ -76,7 +76,7 @@ func Open(stateDir, ws string, opts Options) (*Store, error) {
 	}
 	sum := sha256.Sum256([]byte(ws))
 	dir := filepath.Join(stateDir, hex.EncodeToString(sum[:12]))
-	if inside(ws, stateDir) {
+	if Inside(ws, stateDir) {
 		return nil, fmt.Errorf("snapshot store %s is inside the workspace %s, where the agent could change it; give a --snapshot-dir elsewhere", stateDir, ws)
 	}
 	// The state directory may be shared (a --snapshot-dir the user
@@ -100,8 +100,9 @@ func Open(stateDir, ws string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// inside reports whether dir is ws or under it, symlinks resolved.
-func inside(ws, dir string) bool {
+// Inside reports whether dir is the workspace ws or under it, symlinks
+// resolved: no place for a store the agent must not change.
+func Inside(ws, dir string) bool {
 	if real, err := filepath.EvalSymlinks(ws); err == nil {
 		ws = real
 	}

@@ -343,6 +343,13 @@ func TestRestoreDoesNotFollowSymlinks(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "main.go"), filepath.Join(ws, "main.go")); err != nil {
 		t.Fatal(err)
 	}
+	// And run.sh a hard link to a file outside.
+	if err := os.Remove(filepath.Join(ws, "run.sh")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(outside, "x.txt"), filepath.Join(ws, "run.sh")); err != nil {
+		t.Fatal(err)
+	}
 	r, err := s.Restore(ctx, "a")
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/server"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/snapshot"
 )
 
 // options are sandboxd's settings, from flags over SANDBOXD_* variables.
@@ -34,6 +35,9 @@ type options struct {
 	shutdownGrace  time.Duration
 	diagTimeout    time.Duration
 	version        bool
+
+	snapshotDir         string
+	snapshotMaxFileSize int64
 }
 
 // list is a repeatable flag.
@@ -73,6 +77,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.logFormat, "log-format", "text", "text or json (SANDBOXD_LOG_FORMAT)")
 	fs.DurationVar(&o.shutdownGrace, "shutdown-grace", server.DefaultShutdownGrace, "how long in-flight calls get to finish on SIGTERM before they are cancelled (SANDBOXD_SHUTDOWN_GRACE)")
 	fs.DurationVar(&o.diagTimeout, "diagnostics-timeout", server.DefaultDiagnosticsTimeout, "how long the checks Write and Edit run on the files they change may take (go vet, pyflakes, tsc, cargo check); 0 turns them off (SANDBOXD_DIAGNOSTICS_TIMEOUT)")
+	fs.StringVar(&o.snapshotDir, "snapshot-dir", "", "keep the snapshot tools' stores in `DIR`, one private (0700) directory per workspace, so snapshots outlive sandboxd; default a private temporary directory removed at exit (SANDBOXD_SNAPSHOT_DIR)")
+	fs.Int64Var(&o.snapshotMaxFileSize, "snapshot-max-file-size", snapshot.DefaultMaxFileSize, "largest file, in `bytes`, a snapshot holds; larger ones are skipped and reported (SANDBOXD_SNAPSHOT_MAX_FILE_SIZE)")
 	fs.BoolVar(&o.stdio, "stdio", false, "serve MCP over stdin and stdout instead of HTTP (SANDBOXD_STDIO)")
 	fs.BoolVar(&o.lifeline, "exit-on-stdin-eof", false, "shut down when stdin ends: a provider holding the container's stdin takes sandboxd down with it (SANDBOXD_EXIT_ON_STDIN_EOF)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")

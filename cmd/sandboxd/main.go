@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -267,6 +268,15 @@ func (o options) config(getenv func(string) string) (server.Config, bool, error)
 	if o.maxBody <= 0 {
 		return server.Config{}, false, fmt.Errorf("--max-body %d: want a positive number of bytes", o.maxBody)
 	}
+	if o.snapshotMaxFileSize <= 0 {
+		return server.Config{}, false, fmt.Errorf("--snapshot-max-file-size %d: want a positive number of bytes", o.snapshotMaxFileSize)
+	}
+	snapshotDir := o.snapshotDir
+	if snapshotDir != "" {
+		if snapshotDir, err = filepath.Abs(snapshotDir); err != nil {
+			return server.Config{}, false, fmt.Errorf("--snapshot-dir: %w", err)
+		}
+	}
 	return server.Config{
 		Workspaces:         workspaces,
 		Token:              token,
@@ -278,6 +288,9 @@ func (o options) config(getenv func(string) string) (server.Config, bool, error)
 		MaxBody:            o.maxBody,
 		ShutdownGrace:      o.shutdownGrace,
 		DiagnosticsTimeout: diagTimeout,
+
+		SnapshotDir:         snapshotDir,
+		SnapshotMaxFileSize: o.snapshotMaxFileSize,
 	}, generated, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/snapshot"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/telemetry"
 )
 
@@ -66,6 +67,13 @@ type Config struct {
 	DiagnosticsTimeout time.Duration
 	// RipgrepPath overrides where rg is found (default: on PATH).
 	RipgrepPath string
+	// SnapshotDir holds the workspaces' snapshots, each in a directory
+	// of its own (mode 0700) so they outlive the server; empty keeps them
+	// in a private temporary directory removed at Close.
+	SnapshotDir string
+	// SnapshotMaxFileSize is the largest file a snapshot holds, in
+	// bytes; 0 means snapshot.DefaultMaxFileSize.
+	SnapshotMaxFileSize int64
 }
 
 func (c Config) withDefaults() Config {
@@ -103,6 +111,11 @@ func (c Config) validate() error {
 	}
 	if c.Token == "" {
 		return errors.New("no token")
+	}
+	for _, w := range c.Workspaces {
+		if c.SnapshotDir != "" && snapshot.Inside(w.Dir, c.SnapshotDir) {
+			return fmt.Errorf("the snapshot directory %s is inside the workspace %s, where the agent could change it", c.SnapshotDir, w.Dir)
+		}
 	}
 	return nil
 }

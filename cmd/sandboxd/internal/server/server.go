@@ -41,6 +41,8 @@ type Server struct {
 	failed  *failures                // tests that failed, by MCP session
 	ending  sync.WaitGroup           // ended sessions' shells being killed
 
+	snapshots *snapshotStores
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -78,6 +80,7 @@ func New(cfg Config) (*Server, error) {
 		ledgers: map[string]*files.Ledger{},
 		failed:  newFailures(),
 	}
+	s.snapshots = newSnapshotStores(cfg)
 	env := shellEnv(cfg.Env, secrets)
 	for _, w := range cfg.Workspaces {
 		sp, err := s.openSpace(w, env)
@@ -217,6 +220,7 @@ func (s *Server) Close() error {
 			errs = append(errs, sp.lsp.Close(), sp.symbols.Close(), sp.search.Close(), sp.ws.Close())
 		}
 		s.ending.Wait()
+		errs = append(errs, s.snapshots.close())
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr

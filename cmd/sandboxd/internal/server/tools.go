@@ -164,6 +164,7 @@ func (s *Server) registerTools(m *mcpserver.MCPServer) {
 	s.registerWatchTools(m, ws)
 	s.registerSecretTools(m)
 	s.registerVerifyTools(m, ws)
+	s.registerSnapshotTools(m, ws)
 }
 
 const diagnosticsNote = " After the change, the file's package is checked (Go: go vet; Python: pyflakes; TypeScript: tsc; Rust: cargo check) and its problems follow as file:line:col: rule: message, within a time limit the result says when it hits."

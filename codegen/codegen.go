@@ -112,12 +112,8 @@ func Up(ctx context.Context, configPath, name string, opts Options) (_ *Sandbox,
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
 	}
-	if opts.TracerProvider != nil {
-		var span trace.Span
-		ctx, span = opts.TracerProvider.Tracer("github.com/altairalabs/promptkit-sandbox/codegen").Start(ctx, "codegen.provision",
-			trace.WithAttributes(attribute.String("promptkit.sandbox.name", name), attribute.String("promptkit.sandbox.mode", s.Mode)))
-		defer func() { tracing.End(span, err) }()
-	}
+	ctx, end := TraceProvision(ctx, opts.TracerProvider, name, s.Mode)
+	defer func() { end(err) }()
 	p, err := h.Provision(ctx, *s, workspace, opts.Timeout)
 	if err != nil {
 		h.Close()
@@ -203,4 +199,16 @@ func MCPConfig(name string, p plugin.Provisioned) ([]byte, error) {
 		"url":     p.Endpoint,
 		"headers": map[string]string{"Authorization": "Bearer " + p.Token},
 	}}}, "", "  ")
+}
+
+// TraceProvision starts the span of provisioning sandbox name of mode,
+// "codegen.provision", with tp; end records how it went. A nil tp traces
+// nothing (a span ctx already carries stays the parent of the plugin's).
+func TraceProvision(ctx context.Context, tp trace.TracerProvider, name, mode string) (_ context.Context, end func(error)) {
+	if tp == nil {
+		return ctx, func(error) {}
+	}
+	ctx, span := tp.Tracer("github.com/altairalabs/promptkit-sandbox/codegen").Start(ctx, "codegen.provision",
+		trace.WithAttributes(attribute.String("promptkit.sandbox.name", name), attribute.String("promptkit.sandbox.mode", mode)))
+	return ctx, func(err error) { tracing.End(span, err) }
 }

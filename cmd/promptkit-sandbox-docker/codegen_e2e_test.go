@@ -19,6 +19,7 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/promptkit-sandbox-docker/dockerbox"
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/internal/otlptest"
 )
 
 // killBound is how soon after the plugin's SIGKILL its codegen container
@@ -241,7 +242,9 @@ func TestCodegenPluginSIGKILL(t *testing.T) {
 // the sandbox to it and returns; ls lists it without its token; down
 // releases it.
 func TestCodegenThroughServe(t *testing.T) {
+	recv := otlptest.New(t)
 	s := newCodegenSetup(t)
+	s.env = []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + recv.URL}
 	serve := s.command("serve", "--plugin-dir", s.pluginDir, "--config", s.cfg)
 	serve.Stderr = os.Stderr
 	if err := serve.Start(); err != nil {
@@ -269,6 +272,16 @@ func TestCodegenThroughServe(t *testing.T) {
 		t.Fatalf("codegen up: %v %q", err, out)
 	}
 	useSandbox(t, r.Endpoint, r.Token, s.workspace, "served.txt")
+
+	// One trace: the CLI's span, the serve's (a plugin server itself),
+	// the docker plugin's, the provider's, sandboxd's start.
+	var chain []otlptest.Span
+	for deadline := time.Now().Add(20 * time.Second); len(chain) < 5 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		chain = traceChain(recv.Spans(), "codegen.provision", "plugin.provision", "plugin.provision", "docker.codegen", "sandboxd.start")
+	}
+	if len(chain) < 5 {
+		t.Errorf("the provisioning through serve is not one trace: linked %d of 5 spans (%v received)", len(chain), spanNames(recv.Spans()))
+	}
 
 	ls, err := s.command("codegen", "ls", "--json").Output()
 	if err != nil {

@@ -70,3 +70,30 @@ func spanNames(spans []otlptest.Span) []string {
 	}
 	return out
 }
+
+// traceChain follows names from a root span of the first name down, each
+// next span a child of the one before; it returns as much of the chain as
+// it found.
+func traceChain(spans []otlptest.Span, names ...string) []otlptest.Span {
+	var best []otlptest.Span
+	for _, root := range spans {
+		if root.Name != names[0] || root.ParentID() != "" && root.ParentID() != strings.Repeat("0", 16) {
+			continue
+		}
+		chain := []otlptest.Span{root}
+	next:
+		for _, name := range names[1:] {
+			for _, s := range spans {
+				if s.Name == name && s.ParentID() == chain[len(chain)-1].ID() {
+					chain = append(chain, s)
+					continue next
+				}
+			}
+			break
+		}
+		if len(chain) > len(best) {
+			best = chain
+		}
+	}
+	return best
+}

@@ -143,7 +143,11 @@ func (e *cliEnv) upServed(ctx context.Context, log hclog.Logger, conn net.Conn, 
 		e.errorf("codegen up: the serve on %s does not provide sandbox %s of %s (a serve of another config, or not a provider mode)", path, name, cfg)
 		return exitUsage, true
 	}
-	p, err := client.Provision(ctx, plugin.ProvisionSpec{Name: name, Mode: mode, Workspace: workspace}, timeout)
+	tp, flushSpans := startTracing("promptkit-sandbox", log)
+	defer flushSpans()
+	traced, end := codegen.TraceProvision(ctx, tp, name, mode)
+	p, err := client.Provision(traced, plugin.ProvisionSpec{Name: name, Mode: mode, Workspace: workspace}, timeout)
+	end(err)
 	if err != nil {
 		e.errorf("codegen up: serve on %s: %v", path, err)
 		return provisionExitCode(err), true

@@ -99,7 +99,8 @@ func (s *spanSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // With the standard OTEL_EXPORTER_OTLP_ENDPOINT the binary exports a span
-// per tool call, all of them sent by the time it has exited; the
+// for its start and one per tool call, all of them sent by the time it
+// has exited; the
 // exporter's headers reach the collector but not the agent's shell.
 func TestTracingFromEnvironment(t *testing.T) {
 	sink := &spanSink{}
@@ -119,7 +120,7 @@ func TestTracingFromEnvironment(t *testing.T) {
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
 	slices.Sort(sink.names)
-	if want := []string{"tools/call Bash", "tools/call Glob"}; !slices.Equal(sink.names, want) {
+	if want := []string{"sandboxd.start", "tools/call Bash", "tools/call Glob"}; !slices.Equal(sink.names, want) {
 		t.Errorf("spans received by exit: %q, want %q", sink.names, want)
 	}
 	if got := sink.headers.Get("X-Api-Key"); got != "collector-key-0123456789" {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,10 @@ type box struct {
 	created bool // the Secret exists: there is something to delete
 	fwd     *loopback.Forwarder
 	info    plugin.Provisioned
+	log     hclog.Logger
+	// stopLease ends the renewal of the sandbox's Lease (see lease.go).
+	stopLease chan struct{}
+	stopOnce  sync.Once
 }
 
 func (b *box) Info() plugin.Provisioned           { return b.info }
@@ -41,6 +46,7 @@ const goneTimeout = 2 * time.Minute
 // gone. The Secret goes last: were the others' deletes to fail, the
 // garbage collector still takes them with their owner.
 func (b *box) teardown(ctx context.Context) error {
+	b.stopOnce.Do(func() { close(b.stopLease) })
 	if b.fwd != nil {
 		b.fwd.Close()
 	}
@@ -59,6 +65,7 @@ func (b *box) teardown(ctx context.Context) error {
 	del("Pod", b.cs.CoreV1().Pods(o.ns).Delete(ctx, o.name, metav1.DeleteOptions{GracePeriodSeconds: &zero}))
 	del("Service", b.cs.CoreV1().Services(o.ns).Delete(ctx, o.name, metav1.DeleteOptions{}))
 	del("NetworkPolicy", b.cs.NetworkingV1().NetworkPolicies(o.ns).Delete(ctx, o.name, metav1.DeleteOptions{}))
+	del("Lease", b.cs.CoordinationV1().Leases(o.ns).Delete(ctx, o.name, metav1.DeleteOptions{}))
 	background := metav1.DeletePropagationBackground
 	del("Secret", b.cs.CoreV1().Secrets(o.ns).Delete(ctx, o.name, metav1.DeleteOptions{PropagationPolicy: &background}))
 	for {

@@ -33,12 +33,17 @@ var Calls = []struct{ Verb, Group, Resource string }{
 	{"create", "", "services"}, {"delete", "", "services"},
 	{"create", "", "pods"}, {"get", "", "pods"}, {"delete", "", "pods"},
 	{"get", "", "pods/log"}, // sandboxd's last words when it fails to come up
+	// A Lease per sandbox, renewed while the plugin holds it; the
+	// expired ones of killed plugins are swept (lease.go).
+	{"create", "coordination.k8s.io", "leases"}, {"patch", "coordination.k8s.io", "leases"},
+	{"list", "coordination.k8s.io", "leases"}, {"delete", "coordination.k8s.io", "leases"},
 }
 
 // Provider serves kubectl_codegen.
 type Provider struct {
-	log   hclog.Logger
-	boxes *provision.Holder
+	log    hclog.Logger
+	boxes  *provision.Holder
+	leases *leases
 }
 
 var _ plugin.Provider = (*Provider)(nil)
@@ -48,7 +53,7 @@ func NewProvider(log hclog.Logger) *Provider {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	return &Provider{log: log, boxes: provision.NewHolder(log)}
+	return &Provider{log: log, boxes: provision.NewHolder(log), leases: newLeases()}
 }
 
 // Check validates a kubectl_codegen configuration.
@@ -89,7 +94,13 @@ func (p *Provider) Provision(ctx context.Context, spec plugin.ProvisionSpec) (pl
 		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, Mode, err)
 	}
 	id := newID()
-	b := &box{cs: cs, host: rc.Host, idle: set.idle, o: objects{id: id, name: podPrefix + id, ns: ns, sandboxName: spec.Name, set: set}}
+	b := &box{cs: cs, host: rc.Host, idle: set.idle, log: p.log, stopLease: make(chan struct{}),
+		o: objects{id: id, name: podPrefix + id, ns: ns, sandboxName: spec.Name, set: set}}
+	if n, err := p.leases.sweep(ctx, b); err != nil {
+		p.log.Warn("sweeping the sandboxes of plugins that are gone", "namespace", ns, "error", err)
+	} else if n > 0 {
+		p.log.Info("deleted the sandboxes of plugins that are gone", "namespace", ns, "count", n)
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -99,7 +110,7 @@ func (p *Provider) Provision(ctx context.Context, spec plugin.ProvisionSpec) (pl
 		}
 	}()
 	token := newToken()
-	svcIP, err := b.create(ctx, token)
+	svcIP, err := b.create(ctx, token, p.leases)
 	if err != nil {
 		return plugin.Provisioned{}, err
 	}
@@ -124,19 +135,23 @@ func (p *Provider) Provision(ctx context.Context, spec plugin.ProvisionSpec) (pl
 	if err := p.boxes.Add(b); err != nil {
 		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, Mode, err)
 	}
+	go p.leases.keep(b, b.stopLease)
 	ok = true
 	return b.info, nil
 }
 
-// create makes the objects, owner first and the NetworkPolicy before the
-// Pod, and returns the Service's cluster IP.
-func (b *box) create(ctx context.Context, token string) (string, error) {
+// create makes the objects, owner first, then its Lease, and the
+// NetworkPolicy before the Pod, and returns the Service's cluster IP.
+func (b *box) create(ctx context.Context, token string, l *leases) (string, error) {
 	o := b.o
 	secret, err := b.cs.CoreV1().Secrets(o.ns).Create(ctx, o.secret(token), metav1.CreateOptions{})
 	if err != nil {
 		return "", b.apiErr("create Secret "+o.name, err)
 	}
 	b.created = true
+	if _, err := b.cs.CoordinationV1().Leases(o.ns).Create(ctx, o.lease(secret, l, time.Now()), metav1.CreateOptions{}); err != nil {
+		return "", b.apiErr("create Lease "+o.name, err)
+	}
 	if _, err := b.cs.NetworkingV1().NetworkPolicies(o.ns).Create(ctx, o.networkPolicy(secret), metav1.CreateOptions{}); err != nil {
 		return "", b.apiErr("create NetworkPolicy "+o.name, err)
 	}

@@ -205,5 +205,77 @@ func objectsOf(t *testing.T, k *kubecluster.Cluster, ns, id string) []string {
 	for _, o := range nps.Items {
 		left = append(left, "networkpolicy/"+o.Name)
 	}
+	leases, err := k.Client.CoordinationV1().Leases(ns).List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range leases.Items {
+		left = append(left, "lease/"+o.Name)
+	}
 	return left
+}
+
+// TestKilledPluginsSandboxesAreSwept: a plugin that stops renewing its
+// sandboxes' Leases (it was killed) has them deleted by the next
+// Provision in the namespace, by another plugin, once they expire; a
+// live plugin's sandbox stays and answers.
+func TestKilledPluginsSandboxesAreSwept(t *testing.T) {
+	k := kubecluster.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	img, err := sandboxdimage.Ensure(ctx, sandboxdimage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.ImportImage(ctx, img.Ref); err != nil {
+		t.Fatal(err)
+	}
+	ns := k.Namespace(t)
+	spec := plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: map[string]any{"image": img.Ref, "kubeconfig": applyRBAC(t, k, ns)}}
+
+	// The killed plugin renews nothing: its Lease expires a second after
+	// the provision.
+	dead := NewProvider(nil)
+	dead.leases.renew, dead.leases.duration = time.Hour, time.Second
+	t.Cleanup(func() { _ = dead.Close() })
+	lost, err := dead.Provision(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := NewProvider(nil)
+	live.leases.renew, live.leases.duration = 200*time.Millisecond, 3*time.Second
+	t.Cleanup(func() { _ = live.Close() })
+	kept, err := live.Provision(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4 * time.Second) // past both durations: only renewals keep a Lease
+	next, err := live.Provision(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
+		left := objectsOf(t, k, ns, lost.ID)
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed plugin's sandbox is still there two minutes after the sweep: %v", left)
+		}
+	}
+	for _, p := range []plugin.Provisioned{kept, next} {
+		if left := objectsOf(t, k, ns, p.ID); len(left) != 5 {
+			t.Errorf("the live plugin's sandbox %s: objects %v, want its five", p.ID, left)
+		}
+		cs := mcptest.Connect(t, p.Endpoint, p.Token)
+		if out := mcptest.CallText(t, cs, "Bash", map[string]any{"command": "echo alive"}); strings.TrimSpace(out) != "alive" {
+			t.Errorf("sandbox %s after the sweep: %q", p.ID, out)
+		}
+		if err := live.Release(ctx, p.ID); err != nil {
+			t.Error(err)
+		}
+	}
+	if left := objectsOf(t, k, ns, ""); len(left) > 0 {
+		t.Errorf("left after the releases: %v", left)
+	}
 }

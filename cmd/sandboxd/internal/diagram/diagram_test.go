@@ -202,7 +202,6 @@ func hugeDOT(nodes int) string {
 	return b.String()
 }
 
-
 func TestDOTTimeLimitKillsIt(t *testing.T) {
 	lim := DefaultLimits
 	lim.Timeout = time.Second

@@ -33,8 +33,9 @@ DEB_DEPS := python3:python3 gcc:gcc protoc:protobuf-compiler kubectl:kubernetes-
 # ...and those only the tests need (sandboxd's CORS test drives a real browser;
 # its checks run Debian's pytest (pytest-3 stands for /usr/bin/python3 -m
 # pytest), flake8, mypy and pyflakes, tsc and eslint; search_code runs
-# universal-ctags; cargo and node come with the build machine).
-TEST_DEB_DEPS := chromium:chromium pytest-3:python3-pytest flake8:flake8 mypy:mypy pyflakes3:pyflakes3 tsc:node-typescript eslint:eslint ctags:universal-ctags
+# universal-ctags; render_diagram runs Graphviz's dot; cargo and node come
+# with the build machine).
+TEST_DEB_DEPS := chromium:chromium pytest-3:python3-pytest flake8:flake8 mypy:mypy pyflakes3:pyflakes3 tsc:node-typescript eslint:eslint ctags:universal-ctags dot:graphviz
 
 # make run serves this directory; SANDBOXD_ARGS adds flags (see sandboxd --help).
 WORKSPACE     ?= $(CURDIR)

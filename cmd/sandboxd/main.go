@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sys/unix"
 
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/diagram"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/server"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/telemetry"
 	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
@@ -47,6 +48,8 @@ var otlpHeaderEnv = []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_T
 var version = "dev"
 
 func main() {
+	// A D2 render runs in a child of this executable; this is that child.
+	diagram.ServeChild()
 	if err := sealSecrets(os.Args[1:], os.Environ(), os.Getenv); err != nil {
 		fmt.Fprintln(os.Stderr, "sandboxd: warning: secrets stay readable in /proc/<pid>/environ:", err)
 	}

@@ -44,9 +44,10 @@ var debian = Debian{
 		"deb http://deb.debian.org/debian-security bookworm-security main",
 	},
 	// git pulls in perl; ripgrep is what Grep runs, universal-ctags what
-	// search_code indexes with; ca-certificates for git and go over HTTPS
-	// when a provider allows network.
-	Packages: []string{"bash", "ca-certificates", "coreutils", "git", "ripgrep", "universal-ctags"},
+	// search_code indexes with, graphviz what render_diagram draws DOT
+	// with; ca-certificates for git and go over HTTPS when a provider
+	// allows network.
+	Packages: []string{"bash", "ca-certificates", "coreutils", "git", "graphviz", "ripgrep", "universal-ctags"},
 	DpkgOpts: []string{
 		"path-exclude=/usr/share/man/*",
 		"path-exclude=/usr/share/info/*",

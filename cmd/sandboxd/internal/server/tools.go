@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/diagram"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/guard"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/search"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/shells"
@@ -35,12 +37,30 @@ func (s *Server) inSpace(fn spaceFunc) toolFunc {
 	}
 }
 
-// handler turns a toolFunc into an mcp-go handler: it tracks the call for
-// shutdown, scrubs the result or the error, and reports the call to
-// telemetry (metrics, its span, its log line). A tool's failure is a
-// tool result with isError set, never a JSON-RPC error, so the agent sees
-// the message.
+// handler turns a toolFunc into an mcp-go handler (see replyHandler).
 func (s *Server) handler(name string, fn toolFunc) mcpserver.ToolHandlerFunc {
+	return s.replyHandler(name, func(ctx context.Context, req mcp.CallToolRequest) (reply, error) {
+		text, err := fn(ctx, req)
+		return reply{text: text}, err
+	})
+}
+
+// reply is what a tool returns: text, and an image for the agent to see.
+type reply struct {
+	text  string
+	image []byte
+	mime  string // the image's media type
+}
+
+// replyFunc is the body of a tool that may return an image.
+type replyFunc func(ctx context.Context, req mcp.CallToolRequest) (reply, error)
+
+// replyHandler turns a replyFunc into an mcp-go handler: it tracks the
+// call for shutdown, scrubs the result or the error, and reports the
+// call to telemetry (metrics, its span, its log line). A tool's failure
+// is a tool result with isError set, never a JSON-RPC error, so the
+// agent sees the message. An SVG image is text, and scrubbed as text.
+func (s *Server) replyHandler(name string, fn replyFunc) mcpserver.ToolHandlerFunc {
 	s.tel.Metrics().Tool(name)
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, tc := s.tel.Start(ctx, name, sessionID(ctx))
@@ -55,9 +75,16 @@ func (s *Server) handler(name string, fn toolFunc) mcpserver.ToolHandlerFunc {
 			tc.End(true, refusal(err))
 			return mcp.NewToolResultError(s.scrubbed(err.Error())), nil
 		}
-		text := s.scrubbed(out)
+		res := mcp.NewToolResultText(s.scrubbed(out.text))
+		if out.image != nil {
+			image := out.image
+			if out.mime == diagram.SVG.MIME() {
+				image = []byte(s.scrubbed(string(image)))
+			}
+			res.Content = append(res.Content, mcp.NewImageContent(base64.StdEncoding.EncodeToString(image), out.mime))
+		}
 		tc.End(false, "")
-		return mcp.NewToolResultText(text), nil
+		return res, nil
 	}
 }
 
@@ -123,6 +150,7 @@ func (s *Server) registerTools(m *mcpserver.MCPServer) {
 	)...), s.handler("Grep", s.inSpace(s.grep)))
 	s.registerSymbolTools(m, ws)
 	s.registerLSPTools(m, ws)
+	s.registerDiagramTools(m, ws)
 	if s.cfg.ReadOnly {
 		return
 	}

@@ -109,11 +109,11 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 
 func TestReadonlyOffersOnlyNonMutatingTools(t *testing.T) {
 	d := startDaemon(t, Config{ReadOnly: true})
-	if got, want := toolNames(t, d.connect(t, streamable)), []string{"Glob", "Grep", "Read", "find_definition", "find_references", "search_code"}; !slices.Equal(got, want) {
+	if got, want := toolNames(t, d.connect(t, streamable)), []string{"Glob", "Grep", "Read", "find_definition", "find_references", "render_diagram", "search_code"}; !slices.Equal(got, want) {
 		t.Fatalf("read-only tools %v, want %v", got, want)
 	}
 	d = startDaemon(t, Config{})
-	if got, want := toolNames(t, d.connect(t, streamable)), []string{"Bash", "BashOutput", "Edit", "Glob", "Grep", "KillShell", "Read", "Write", "change_function_signature", "edit_function_body", "find_definition", "find_references", "insert_after_method", "last_test_failures", "rename_symbol", "run_failing_tests", "run_lint", "run_tests", "run_typecheck", "search_code", "secrets_available", "snapshot_create", "snapshot_diff", "snapshot_list", "snapshot_restore", "tests_covering", "watch_process", "watch_process_events"}; !slices.Equal(got, want) {
+	if got, want := toolNames(t, d.connect(t, streamable)), []string{"Bash", "BashOutput", "Edit", "Glob", "Grep", "KillShell", "Read", "Write", "change_function_signature", "edit_function_body", "find_definition", "find_references", "insert_after_method", "last_test_failures", "rename_symbol", "render_diagram", "run_failing_tests", "run_lint", "run_tests", "run_typecheck", "search_code", "secrets_available", "snapshot_create", "snapshot_diff", "snapshot_list", "snapshot_restore", "tests_covering", "watch_process", "watch_process_events"}; !slices.Equal(got, want) {
 		t.Fatalf("tools %v, want %v", got, want)
 	}
 }

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package diagram
+
+// limitMemory does nothing off Linux, which has no prlimit; the time
+// limit and the output cap still hold.
+func limitMemory(pid int, bytes uint64) error { return nil }

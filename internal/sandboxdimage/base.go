@@ -14,8 +14,20 @@ import (
 // ensureBase imports the Debian root filesystem as ref unless the engine
 // has it.
 func ensureBase(ctx context.Context, o Options, ref string) error {
-	if have, err := imageLabel(ctx, ref, baseLabel); err != nil || have != "" {
+	have, err := imageLabel(ctx, ref, baseLabel)
+	if err != nil {
 		return err
+	}
+	if have != "" {
+		// One made before imports were checked may be an empty one.
+		size, err := docker(ctx, "image", "inspect", "--format", "{{.Size}}", ref)
+		if err != nil || strings.TrimSpace(size) != "0" {
+			return err
+		}
+		o.logf("base %s is empty (an import cut short): making it again", ref)
+		if _, err := docker(ctx, "image", "rm", ref); err != nil {
+			return err
+		}
 	}
 	if _, err := exec.LookPath("mmdebstrap"); err != nil {
 		return errNoMmdebstrap
@@ -29,8 +41,32 @@ func ensureBase(ctx context.Context, o Options, ref string) error {
 	return nil
 }
 
-// importBase pipes mmdebstrap's tarball into docker import.
+// importBase pipes mmdebstrap's tarball into docker import, under a
+// name of its own until the import is whole: a build cut short (its
+// process killed, a test's timeout) closes the pipe, and docker import
+// would take the tarball so far, empty, for the whole root filesystem
+// and give it the name ensureBase trusts.
 func importBase(ctx context.Context, o Options, ref string) error {
+	partial := ref + "-partial"
+	if err := importTarball(ctx, o, partial); err != nil {
+		return err
+	}
+	defer func() { _, _ = docker(context.WithoutCancel(ctx), "image", "rm", partial) }()
+	size, err := docker(ctx, "image", "inspect", "--format", "{{.Size}}", partial)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(size) == "0" {
+		return fmt.Errorf("docker import made an empty image of mmdebstrap's tarball")
+	}
+	if _, err := docker(ctx, "tag", partial, ref); err != nil {
+		return err
+	}
+	return nil
+}
+
+// importTarball imports mmdebstrap's tarball as ref.
+func importTarball(ctx context.Context, o Options, ref string) error {
 	args := []string{"--variant=essential", "--include=" + strings.Join(debian.Packages, ",")}
 	for _, opt := range debian.DpkgOpts {
 		args = append(args, "--dpkgopt="+opt)

@@ -75,6 +75,11 @@ func TestCodegenRealImage(t *testing.T) {
 		t.Errorf("Bash (uid, network interfaces, git): %q; want 1234, only lo, git-ok", out)
 	}
 
+	// The image carries Graphviz for render_diagram, working.
+	if out := mcptest.CallText(t, cs, "render_diagram", map[string]any{"language": "dot", "source": "digraph { a -> b }", "format": "png"}); !strings.Contains(out, "dot") {
+		t.Errorf("render_diagram in the image: %q", out)
+	}
+
 	// What the run did shows in sandboxd's metrics, scraped through the
 	// port the provider forwards to its metrics socket.
 	scrape := httpGet(t, got.Details["metrics"])

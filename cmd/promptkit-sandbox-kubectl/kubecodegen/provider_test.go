@@ -231,7 +231,10 @@ func TestKilledPluginsSandboxesAreSwept(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := k.Namespace(t)
-	spec := plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: map[string]any{"image": img.Ref, "kubeconfig": applyRBAC(t, k, ns)}}
+	// Three sandboxes on one small node: small ones.
+	spec := plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: map[string]any{
+		"image": img.Ref, "kubeconfig": applyRBAC(t, k, ns), "memory": "512Mi", "cpus": "250m",
+	}}
 
 	// The killed plugin renews nothing: its Lease expires a second after
 	// the provision.

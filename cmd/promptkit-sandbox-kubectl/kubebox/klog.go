@@ -23,17 +23,22 @@ var klogHeader = regexp.MustCompile(`^[IWEF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\
 const maxHeldLine = 64 << 10
 
 // kubectlLogFilter passes a kubectl process's stderr on without the log
-// lines kubectl itself wrote. It holds a line back until it ends (or
-// Flush), as only a whole line can be judged; it learns kubectl's PID
-// once the process has started (SetPID), and holds everything until then.
+// lines kubectl itself wrote. Only a line that starts as a klog line
+// does (mayBeKlog) is held back until it ends, as only a whole one can be
+// judged; any other goes through as it comes, so a hook's partial line is
+// never held (were the call cut off at its timeout before kubectl ended,
+// what was held would be lost). It learns kubectl's PID once the process
+// has started (SetPID), and holds everything until then.
 type kubectlLogFilter struct {
 	w     io.Writer
 	ready chan struct{}
 	once  sync.Once
 	pid   string
 
-	mu   sync.Mutex
-	line []byte // the partial line held back
+	mu      sync.Mutex
+	line    []byte // the partial line held back
+	passing bool   // the current line is not kubectl's: it goes through
+	flushed bool   // Flush has run: everything goes through
 }
 
 func newKubectlLogFilter(w io.Writer) *kubectlLogFilter {
@@ -53,24 +58,64 @@ func (f *kubectlLogFilter) Write(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := len(p)
+	if f.flushed {
+		_, err := f.w.Write(p)
+		return n, err
+	}
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			f.line = append(f.line, p...)
-			if len(f.line) > maxHeldLine {
-				if err := f.emit(); err != nil {
-					return 0, err
-				}
-			}
-			break
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i+1]
 		}
-		f.line = append(f.line, p[:i+1]...)
-		p = p[i+1:]
-		if err := f.emit(); err != nil {
-			return 0, err
+		p = p[len(chunk):]
+		if f.passing {
+			if _, err := f.w.Write(chunk); err != nil {
+				return 0, err
+			}
+			f.passing = i < 0
+			continue
+		}
+		f.line = append(f.line, chunk...)
+		switch {
+		case i >= 0:
+			if err := f.emit(); err != nil {
+				return 0, err
+			}
+		case !mayBeKlog(f.line) || len(f.line) > maxHeldLine:
+			if err := f.emit(); err != nil {
+				return 0, err
+			}
+			f.passing = true
 		}
 	}
 	return n, nil
+}
+
+// klogStamp is the shape of a klog line's start: its severity letter
+// (L), the date and the time, digits as 0.
+const klogStamp = "L0000 00:00:00.000000 "
+
+// mayBeKlog says whether line, so far, starts as a klog line does.
+func mayBeKlog(line []byte) bool {
+	for i := 0; i < len(line) && i < len(klogStamp); i++ {
+		c := line[i]
+		switch klogStamp[i] {
+		case 'L':
+			if bytes.IndexByte([]byte("IWEF"), c) < 0 {
+				return false
+			}
+		case '0':
+			if c < '0' || c > '9' {
+				return false
+			}
+		default:
+			if c != klogStamp[i] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // emit writes the held line unless it is kubectl's own.
@@ -89,10 +134,12 @@ func (f *kubectlLogFilter) emit() error {
 }
 
 // Flush writes what is held: the end of the output, without a newline.
+// What is written after it goes through as it comes.
 func (f *kubectlLogFilter) Flush() error {
 	f.SetPID(0)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.flushed = true
 	if len(f.line) == 0 {
 		return nil
 	}

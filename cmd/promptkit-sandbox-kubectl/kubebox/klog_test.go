@@ -36,4 +36,37 @@ func TestKubectlLogFilter(t *testing.T) {
 	if out.String() != long {
 		t.Fatalf("a long line: %d bytes out of %d", out.Len(), len(long))
 	}
+
+	// A hook's partial line that cannot be kubectl's goes through before
+	// its newline, and before Flush: a call cut off at its timeout has it.
+	out.Reset()
+	h := newKubectlLogFilter(&out)
+	h.SetPID(1)
+	for _, piece := range []string{"started", "-err", " more\nE11", "26 14:11:24.276121       1 v2.go:1] kubectl's\nE11"} {
+		_, _ = h.Write([]byte(piece))
+	}
+	if got, want := out.String(), "started-err more\n"; got != want { // "E11" may be kubectl's: held
+		t.Fatalf("before Flush: got %q, want %q", got, want)
+	}
+	_ = h.Flush()
+	_, _ = h.Write([]byte(" late"))
+	if got, want := out.String(), "started-err more\nE11 late"; got != want {
+		t.Fatalf("after Flush: got %q, want %q", got, want)
+	}
+}
+
+func TestMayBeKlog(t *testing.T) {
+	for in, want := range map[string]bool{
+		"":                           true,
+		"E":                          true,
+		"E1126 14:11:2":              true,
+		"E1126 14:11:24.276121   17": true,
+		"Error: x":                   false,
+		"started":                    false,
+		"I1126-":                     false,
+	} {
+		if got := mayBeKlog([]byte(in)); got != want {
+			t.Errorf("mayBeKlog(%q) = %v, want %v", in, got, want)
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
@@ -118,7 +119,10 @@ func TestSpawnLargeStdoutIntact(t *testing.T) {
 	}
 	data := make([]byte, 64<<20)
 	rand.Read(data)
-	resp, err := rs.Spawn(context.Background(), sandbox.Request{Command: "cat", Stdin: data})
+	// The timeout is generous: the test is about integrity, and 64 MiB
+	// through the hop under -race on a loaded machine can pass the
+	// default 10 s.
+	resp, err := rs.Spawn(context.Background(), sandbox.Request{Command: "cat", Stdin: data, Timeout: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +138,7 @@ func TestSpawnLargeStdinIntact(t *testing.T) {
 	data := make([]byte, 20<<20)
 	rand.Read(data)
 	resp, err := rs.Spawn(context.Background(), sandbox.Request{
-		Command: "sh", Args: []string{"-c", "tee /dev/stderr | sha256sum"}, Stdin: data,
+		Command: "sh", Args: []string{"-c", "tee /dev/stderr | sha256sum"}, Stdin: data, Timeout: 2 * time.Minute,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -51,7 +51,7 @@ func NewProvider(ctx context.Context, service, version, endpointURL string, gete
 	switch {
 	case strings.HasPrefix(endpointURL, UnixScheme):
 		opts = append(opts, otlptracehttp.WithHTTPClient(unixClient(strings.TrimPrefix(endpointURL, UnixScheme))),
-			otlptracehttp.WithEndpointURL("http://"+unixHost+tracesPath))
+			otlptracehttp.WithEndpointURL("http://"+unixHost+TracesPath))
 	case endpointURL != "":
 		opts = append(opts, otlptracehttp.WithEndpointURL(endpointURL))
 	case getenv(EnvOTLPTracesEndpoint) == "" && getenv(EnvOTLPEndpoint) == "":

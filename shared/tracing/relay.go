@@ -16,8 +16,9 @@ import (
 // UnixScheme prefixes an endpoint that is a Relay's unix socket.
 const UnixScheme = "unix:"
 
-// tracesPath is the OTLP/HTTP path of traces, the only one a Relay passes.
-const tracesPath = "/v1/traces"
+// TracesPath is the OTLP/HTTP path of traces, the only one a Relay
+// passes, and the one added to an endpoint given without a path.
+const TracesPath = "/v1/traces"
 
 // unixHost stands for the socket in the URLs sent over it.
 const unixHost = "otlp-relay"
@@ -50,7 +51,7 @@ func ExportURL(getenv func(string) string) string {
 		return u
 	}
 	if u := strings.TrimSpace(getenv(EnvOTLPEndpoint)); u != "" {
-		return strings.TrimSuffix(u, "/") + tracesPath
+		return strings.TrimSuffix(u, "/") + TracesPath
 	}
 	return ""
 }
@@ -94,8 +95,8 @@ func NewRelay(path, target string) (*Relay, error) {
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			if req.Method != http.MethodPost || req.URL.Path != tracesPath {
-				http.Error(w, "otlp relay: only POST "+tracesPath, http.StatusNotFound)
+			if req.Method != http.MethodPost || req.URL.Path != TracesPath {
+				http.Error(w, "otlp relay: only POST "+TracesPath, http.StatusNotFound)
 				return
 			}
 			req.Body = http.MaxBytesReader(w, req.Body, maxRelayBody)

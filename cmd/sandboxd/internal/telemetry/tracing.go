@@ -18,10 +18,6 @@ const (
 	EnvOTLPTracesEndpoint = tracing.EnvOTLPTracesEndpoint
 )
 
-// tracesPath is the OTLP/HTTP path for traces, added to an --otlp-endpoint
-// without a path.
-const tracesPath = "/v1/traces"
-
 // NewTracerProvider exports spans over OTLP/HTTP (protobuf) when an
 // endpoint is configured: endpoint, a URL (e.g. --otlp-endpoint
 // http://127.0.0.1:4318, to which /v1/traces is added when it has no
@@ -56,7 +52,7 @@ func EndpointURL(endpoint string) (string, error) {
 		return "", fmt.Errorf("--otlp-endpoint %q: want an http:// or https:// URL, e.g. http://127.0.0.1:4318", endpoint)
 	}
 	if u.Path == "" || u.Path == "/" {
-		u.Path = tracesPath
+		u.Path = tracing.TracesPath
 	}
 	return u.String(), nil
 }

@@ -30,15 +30,7 @@ func TestProvisionOnTheRealCluster(t *testing.T) {
 	k := kubecluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	img, err := sandboxdimage.Ensure(ctx, sandboxdimage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	if err := k.ImportImage(ctx, img.Ref); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("imported %s into the node in %v", img.Ref, time.Since(start).Round(time.Millisecond))
+	img := imageOnNode(ctx, t, k)
 	ns := k.Namespace(t)
 	kubeconfig := applyRBAC(t, k, ns)
 
@@ -53,7 +45,7 @@ func TestProvisionOnTheRealCluster(t *testing.T) {
 
 	p := NewProvider(nil)
 	t.Cleanup(func() { _ = p.Close() })
-	start = time.Now()
+	start := time.Now()
 	got, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: map[string]any{
 		"image": img.Ref, "kubeconfig": kubeconfig, "memory": "1Gi", "cpus": "1",
 	}})
@@ -223,13 +215,7 @@ func TestKilledPluginsSandboxesAreSwept(t *testing.T) {
 	k := kubecluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	img, err := sandboxdimage.Ensure(ctx, sandboxdimage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := k.ImportImage(ctx, img.Ref); err != nil {
-		t.Fatal(err)
-	}
+	img := imageOnNode(ctx, t, k)
 	ns := k.Namespace(t)
 	// Three sandboxes on one small node: small ones.
 	spec := plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: map[string]any{
@@ -281,4 +267,20 @@ func TestKilledPluginsSandboxesAreSwept(t *testing.T) {
 	if left := objectsOf(t, k, ns, ""); len(left) > 0 {
 		t.Errorf("left after the releases: %v", left)
 	}
+}
+
+// imageOnNode builds the real sandboxd image when the engine lacks it
+// and imports it into the cluster's node.
+func imageOnNode(ctx context.Context, t *testing.T, k *kubecluster.Cluster) sandboxdimage.Result {
+	t.Helper()
+	img, err := sandboxdimage.Ensure(ctx, sandboxdimage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := k.ImportImage(ctx, img.Ref); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("imported %s into the node in %v", img.Ref, time.Since(start).Round(time.Millisecond))
+	return img
 }

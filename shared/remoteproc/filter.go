@@ -36,7 +36,7 @@ type Filter struct {
 	ran      bool
 	exited   bool
 	killed   bool   // the call was killed: a client's last words may follow
-	tail     []byte // stderr after the kill, when a client's words may end it
+	tail     []byte // stderr after the kill that may start the client's closing line
 	code     int
 	client   []byte // what the filter kept from the client
 
@@ -117,6 +117,40 @@ func (f *Filter) ClientMessage() string {
 // not start a line: a command killed mid-line leaves no newline before
 // them.
 var clientClosing = regexp.MustCompile(`command terminated with exit code [0-9]+\n?\z`)
+
+// closingWords starts clientClosing; maxClosing bounds the whole line
+// (an exit code has at most three digits; ten leaves room).
+const (
+	closingWords = "command terminated with exit code "
+	maxClosing   = len(closingWords) + 10 + 1
+)
+
+// closingSuffix is the length of the longest end of b that may be the
+// start of the client's closing line (or all of it).
+func closingSuffix(b []byte) int {
+	for i := max(0, len(b)-maxClosing); i < len(b); i++ {
+		if b[i] == closingWords[0] && mayBeClosing(b[i:]) {
+			return len(b) - i
+		}
+	}
+	return 0
+}
+
+// mayBeClosing says whether s, so far, is the start of the client's
+// closing line.
+func mayBeClosing(s []byte) bool {
+	n := min(len(s), len(closingWords))
+	if string(s[:n]) != closingWords[:n] {
+		return false
+	}
+	rest := s[n:]
+	digits := 0
+	for digits < len(rest) && rest[digits] >= '0' && rest[digits] <= '9' {
+		digits++
+	}
+	rest = rest[digits:]
+	return len(rest) == 0 || digits > 0 && len(rest) == 1 && rest[0] == '\n'
+}
 
 // Killed says the call is being killed: stderr that comes after it is
 // the client's (kubectl reporting the exit of what was killed), not the
@@ -299,11 +333,17 @@ func (f *Filter) errOut(p []byte) {
 	}
 	// Once the wrapper has said the command exited (or never ran), a
 	// client's stderr carries its own words only. After a kill the
-	// command's last output may still be on its way, so it is held: Close
-	// takes the client's closing line off its end.
+	// command's last output may still be on its way, followed by the
+	// client's closing line: what may be the start of that line is held
+	// (Close takes it off the end), the rest passes on as it comes, so
+	// output that arrives while the kill runs is not held until the
+	// stream ends (a caller who gave up waits only a moment for it).
 	if f.killed && !f.exited && !f.notFound && f.afterExit != nil {
-		if room := maxHeld - len(f.tail); room > 0 {
-			f.tail = append(f.tail, p[:min(len(p), room)]...)
+		f.tail = append(f.tail, p...)
+		cut := len(f.tail) - closingSuffix(f.tail)
+		if cut > 0 {
+			_, _ = f.stderr.Write(f.tail[:cut])
+			f.tail = append(f.tail[:0], f.tail[cut:]...)
 		}
 		return
 	}

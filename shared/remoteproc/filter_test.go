@@ -93,12 +93,20 @@ func TestFilterKeepsClientClosingWordsAfterKill(t *testing.T) {
 		// The command was killed mid-line: kubectl's words follow on it.
 		{"no newline", "early\nno newline", ""},
 		{"late, no newlinecommand terminated with exit code 137\n", "early\nlate, no newline", "command terminated with exit code 137\n"},
+		{"command terminated with exit code 137\nmore\n", "early\ncommand terminated with exit code 137\nmore\n", ""},
+		{"command terminated with exit code 1", "early\n", "command terminated with exit code 1"},
 	} {
 		var stdout, stderr bytes.Buffer
 		f := NewFilter(&stdout, &stderr, true)
 		_, _ = f.Stderr().Write([]byte(Prefix + "7\n" + Prefix + "run\nearly\n"))
 		f.Killed()
-		_, _ = f.Stderr().Write([]byte(tc.after))
+		for i := range len(tc.after) { // byte by byte: the words may come split
+			_, _ = f.Stderr().Write([]byte{tc.after[i]})
+		}
+		// Before the stream ends, all but the client's words went on.
+		if stderr.String() != tc.stderr {
+			t.Errorf("after %q, before Close: stderr %q, want %q", tc.after, stderr.String(), tc.stderr)
+		}
 		f.Close()
 		if stderr.String() != tc.stderr || f.ClientMessage() != strings.TrimSpace(tc.client) {
 			t.Errorf("after %q: stderr %q client %q", tc.after, stderr.String(), f.ClientMessage())

@@ -86,10 +86,26 @@ func (e *Engine) Close() {
 }
 
 // Check makes sure t can run the wrapper and the kill script; mode names
-// the sandbox mode in its message.
+// the sandbox mode in its message. The check is a command of a moment:
+// an exec that has not ended within checkAttempt is stuck before its
+// stream opened (as a loaded cluster's now and then is, see
+// SessionStart), and is cut and tried again while ctx lasts.
 func Check(ctx context.Context, t Target, mode string) error {
-	out := &resident.HeadBuffer{Max: 4096} // both streams; only the head is quoted
-	code, err := t.Exec(ctx, CheckArgv(), nil, out, out)
+	var (
+		out  *resident.HeadBuffer
+		code int
+		err  error
+	)
+	for {
+		out = &resident.HeadBuffer{Max: 4096} // both streams; only the head is quoted
+		actx, cancel := context.WithTimeout(ctx, checkAttempt)
+		code, err = t.Exec(actx, CheckArgv(), nil, out, out)
+		stalled := err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded)
+		cancel()
+		if !stalled {
+			break
+		}
+	}
 	if err != nil {
 		if xerr := t.Explain(ctx, err, ""); xerr != nil {
 			return xerr

@@ -258,6 +258,34 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// TestCheckRetriesAStalledExec: a check whose exec does not end within
+// its bound is cut and tried again; the open does not wait out its
+// whole deadline on one stuck stream.
+func TestCheckRetriesAStalledExec(t *testing.T) {
+	old := checkAttempt
+	checkAttempt = 300 * time.Millisecond
+	t.Cleanup(func() { checkAttempt = old })
+	tg := &stallsFirst{}
+	if err := Check(context.Background(), tg, "test"); err != nil || tg.execs.Load() != 2 {
+		t.Fatalf("err %v after %d execs; want nil after 2", err, tg.execs.Load())
+	}
+	// One that always stalls ends with the caller's context.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err := Check(ctx, stallsAlways{}, "test")
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the context's deadline", err)
+	}
+}
+
+// stallsAlways is a target whose every exec is stuck.
+type stallsAlways struct{ localTarget }
+
+func (stallsAlways) Exec(ctx context.Context, _ []string, _ io.Reader, _, _ io.Writer) (int, error) {
+	<-ctx.Done()
+	return 0, ctx.Err()
+}
+
 // stallsFirst is a target whose first exec never starts (a client stuck
 // before its stream opens) and whose later ones run here.
 type stallsFirst struct {

@@ -44,5 +44,13 @@ const (
 	ResidentBackstop = 5 * time.Second
 )
 
-// sessionStart is SessionStart, shortened by tests.
-var sessionStart = SessionStart
+// CheckAttempt bounds one try of Check's exec, which runs a builtin and
+// a test: one that takes longer is stuck, and is tried again.
+const CheckAttempt = 10 * time.Second
+
+// sessionStart and checkAttempt are SessionStart and CheckAttempt,
+// shortened by tests.
+var (
+	sessionStart = SessionStart
+	checkAttempt = CheckAttempt
+)

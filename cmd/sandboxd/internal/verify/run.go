@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -51,11 +50,9 @@ func (v *Verifier) run(ctx context.Context, st Step, cwd string, timeout time.Du
 		}
 		args = slices.Insert(slices.Clone(args), at, st.ReportFlag+report)
 	}
-	env := withEnv(v.opts.Env, "PWD", cwd)
-	for _, kv := range st.Env {
-		k, val, _ := strings.Cut(kv, "=")
-		env = withEnv(env, k, val)
-	}
+	// PWD must match the directory: the go command trusts it for the
+	// paths it prints, and sandboxd's own would be wrong.
+	env := shell.MergeEnv(v.opts.Env, append([]string{"PWD=" + cwd}, st.Env...), nil)
 	// Each stream keeps its own tail: a chatty stdout must not push the
 	// one line on stderr that says what went wrong out of view.
 	raw := [2]*tail{newTail(tailBytes), newTail(tailBytes)}
@@ -152,17 +149,4 @@ func readReport(path string) []byte {
 		return nil
 	}
 	return data
-}
-
-// withEnv is env with key set to value. PWD must match the directory:
-// the go command trusts it for the paths it prints, and sandboxd's own
-// would be wrong.
-func withEnv(env []string, key, value string) []string {
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); k != key {
-			out = append(out, kv)
-		}
-	}
-	return append(out, key+"="+value)
 }

@@ -25,14 +25,22 @@ const Prefix = "\x1epks:"
 // checked after the environment is set, so a PATH the call sets is the
 // one searched. The run line says the command is about to start: a stream
 // that ends without it never ran the call, which can then be tried again.
+// Once the command is over, the wrapper reads what is left of its stdin
+// (__pks_drain) before it exits: a runtime that ends the exec while the
+// client is still sending the call's stdin closes a connection with data
+// coming in, the client's end is reset, and the command's last output,
+// control lines and all, is lost on the way (seen with a 256 KiB stdin
+// the hook never read, through kubectl). cat is looked up on a PATH of
+// the wrapper's own, not the call's; without one the shell reads.
 const wrapperScript = `printf '\036pks:%s\n' "$$" >&2; set --
+__pks_drain() { PATH=/usr/bin:/bin cat >/dev/null 2>&1 || while IFS= read -r __pks_l; do :; done; }
 while IFS= read -r __pks_l || exit 0; [ -n "$__pks_l" ]; do
 case $__pks_l in *\\*) __pks_v=$(printf '%bx' "${__pks_l#??}"); __pks_v=${__pks_v%x};; *) __pks_v=${__pks_l#??};; esac
 case $__pks_l in a:*) set -- "$@" "$__pks_v";; e:*) export "$__pks_v";; esac; done
 [ $# -gt 0 ] || exit 0; __pks_c=$1; shift
 case $__pks_c in */*) [ -f "$__pks_c" ] && [ -x "$__pks_c" ];; *) command -v "$__pks_c" >/dev/null 2>&1;; esac ||` +
-	` { printf '\036pks:notfound\n' >&2; exit 127; }
-printf '\036pks:run\n' >&2; "$__pks_c" "$@"; __pks_c=$?; printf '\036pks:exit:%s\n' "$__pks_c" >&2; exit "$__pks_c"`
+	` { printf '\036pks:notfound\n' >&2; __pks_drain; exit 127; }
+printf '\036pks:run\n' >&2; "$__pks_c" "$@"; __pks_c=$?; printf '\036pks:exit:%s\n' "$__pks_c" >&2; __pks_drain; exit "$__pks_c"`
 
 // KillScript freezes every process of the call and then kills them all.
 // The call's processes are those in the session of $1 (the wrapper's PID,

@@ -142,6 +142,39 @@ func TestWrapperNotFound(t *testing.T) {
 	}
 }
 
+// TestWrapperDrainsUnreadStdin: the wrapper reads the stdin its command
+// left, so the exec's client is done sending before the stream ends,
+// whatever PATH the call sets.
+func TestWrapperDrainsUnreadStdin(t *testing.T) {
+	unread := bytes.Repeat([]byte("x"), 1<<20)
+	for name, sh := range shells(t) {
+		for _, tc := range []struct {
+			name string
+			in   []byte
+			code int
+		}{
+			{"ran", preamble(t, "/bin/sh", []string{"-c", "printf ignored; exit 5"}, "PATH=/nowhere"), 5},
+			{"notfound", preamble(t, "no-such-command-pks", nil), 127},
+		} {
+			t.Run(name+"/"+tc.name, func(t *testing.T) {
+				stdin := bytes.NewReader(append(tc.in, unread...))
+				argv := Argv()
+				var stdout, stderr bytes.Buffer
+				f := NewFilter(&stdout, &stderr, false)
+				cmd := exec.Command(sh[0], append(sh[1:], argv[1:]...)...)
+				cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, f.Stdout(), f.Stderr()
+				err := cmd.Run()
+				f.Close()
+				var xe *exec.ExitError
+				if !errors.As(err, &xe) || xe.ExitCode() != tc.code || stdin.Len() != 0 || stderr.Len() != 0 {
+					t.Fatalf("err %v, %d bytes of stdin unread, stderr %q; want exit %d, all read, no stderr",
+						err, stdin.Len(), stderr.String(), tc.code)
+				}
+			})
+		}
+	}
+}
+
 func TestWrapperAbandoned(t *testing.T) {
 	// End of file before the go line: nothing runs.
 	for name, sh := range shells(t) {

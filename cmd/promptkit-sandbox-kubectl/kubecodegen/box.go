@@ -91,8 +91,9 @@ type podWatch struct {
 	done   chan struct{}
 	once   sync.Once
 
-	mu  sync.Mutex
-	why string
+	mu    sync.Mutex
+	why   string // why the Pod cannot come up
+	state string // what the Pod last waited for, while it still may
 }
 
 // watchInterval is how often the Pod is looked at.
@@ -130,7 +131,28 @@ func (w *podWatch) run() {
 			w.exit(why)
 			return
 		}
+		w.mu.Lock()
+		w.state = podWaiting(pod)
+		w.mu.Unlock()
 	}
+}
+
+// podWaiting says what pod still waits for (scheduling, its container's
+// start), or "" when nothing shows: a Provision that runs out of time
+// says so instead of only that sandboxd did not answer (an unschedulable
+// Pod has no log).
+func podWaiting(pod *corev1.Pod) string {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			return strings.TrimSpace(fmt.Sprintf("the Pod is not scheduled (%s): %s", c.Reason, c.Message))
+		}
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if wt := cs.State.Waiting; wt != nil {
+			return strings.TrimSpace(fmt.Sprintf("the container is waiting (%s): %s", wt.Reason, wt.Message))
+		}
+	}
+	return ""
 }
 
 // podFailure says why pod cannot come up, or "" while it still may.
@@ -165,10 +187,14 @@ func (w *podWatch) stop() { w.once.Do(func() { close(w.done) }) }
 // Exited is closed once the Pod cannot come up.
 func (w *podWatch) Exited() <-chan struct{} { return w.exited }
 
-// LastOutput is why the Pod failed and the end of sandboxd's log.
+// LastOutput is why the Pod failed (or what it still waits for) and the
+// end of sandboxd's log.
 func (w *podWatch) LastOutput() string {
 	w.mu.Lock()
 	why := w.why
+	if why == "" {
+		why = w.state
+	}
 	w.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -120,6 +120,21 @@ func TestProvisionErrors(t *testing.T) {
 			}
 		})
 	}
+	// No node has the memory: the Pod is never scheduled, and a Provision
+	// that runs out of time says why, not only that sandboxd was silent.
+	t.Run("unschedulable", func(t *testing.T) {
+		short, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_, err := p.Provision(short, plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: map[string]any{
+			"kubeconfig": kubeconfig, "memory": "4000Gi"}})
+		if err == nil || sandbox.KindOf(err) != sandbox.KindTimeout || !strings.Contains(err.Error(), "the Pod is not scheduled (Unschedulable)") {
+			t.Fatalf("err %v (kind %s); want a timeout saying the Pod is not scheduled", err, sandbox.KindOf(err))
+		}
+		t.Logf("Provision said: %v", err)
+		if left := objectsOf(t, k, ns, ""); len(left) > 0 {
+			t.Errorf("left after the failed Provision: %v", left)
+		}
+	})
 	if _, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "code", Mode: Mode, Workspace: "/srv/x", Config: map[string]any{}}); err == nil ||
 		!strings.Contains(err.Error(), "workspace_pvc") {
 		t.Errorf("a host workspace: %v", err)

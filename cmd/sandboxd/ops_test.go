@@ -4,15 +4,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	"google.golang.org/protobuf/proto"
+	"github.com/altairalabs/promptkit-sandbox/internal/otlptest"
 )
 
 func get(t *testing.T, url string) (int, string) {
@@ -68,44 +65,12 @@ func TestMetricsOffByDefault(t *testing.T) {
 	}
 }
 
-// spanSink is a minimal OTLP/HTTP receiver: it counts the spans of each
-// export by name and keeps the headers the exporter sent.
-type spanSink struct {
-	mu      sync.Mutex
-	names   []string
-	headers http.Header
-}
-
-func (s *spanSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	b, _ := io.ReadAll(r.Body)
-	var export coltracepb.ExportTraceServiceRequest
-	if r.URL.Path != "/v1/traces" || proto.Unmarshal(b, &export) != nil {
-		http.Error(w, "not an OTLP traces export", http.StatusBadRequest)
-		return
-	}
-	s.mu.Lock()
-	s.headers = r.Header.Clone()
-	for _, rs := range export.ResourceSpans {
-		for _, ss := range rs.ScopeSpans {
-			for _, sp := range ss.Spans {
-				s.names = append(s.names, sp.Name)
-			}
-		}
-	}
-	s.mu.Unlock()
-	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	w.Write(out)
-}
-
 // With the standard OTEL_EXPORTER_OTLP_ENDPOINT the binary exports a span
 // for its start and one per tool call, all of them sent by the time it
 // has exited; the
 // exporter's headers reach the collector but not the agent's shell.
 func TestTracingFromEnvironment(t *testing.T) {
-	sink := &spanSink{}
-	recv := httptest.NewServer(sink)
-	defer recv.Close()
+	recv := otlptest.New(t)
 	s := startHTTPEnv(t, []string{
 		"OTEL_EXPORTER_OTLP_ENDPOINT=" + recv.URL,
 		"OTEL_EXPORTER_OTLP_HEADERS=x-api-key=collector-key-0123456789",
@@ -117,13 +82,15 @@ func TestTracingFromEnvironment(t *testing.T) {
 	callTool(t, cs, "Glob", map[string]any{"pattern": "*"})
 	cs.Close()
 	stopGracefully(t, s.cmd)
-	sink.mu.Lock()
-	defer sink.mu.Unlock()
-	slices.Sort(sink.names)
-	if want := []string{"sandboxd.start", "tools/call Bash", "tools/call Glob"}; !slices.Equal(sink.names, want) {
-		t.Errorf("spans received by exit: %q, want %q", sink.names, want)
+	var names []string
+	for _, sp := range recv.Spans() {
+		names = append(names, sp.Name)
 	}
-	if got := sink.headers.Get("X-Api-Key"); got != "collector-key-0123456789" {
+	slices.Sort(names)
+	if want := []string{"sandboxd.start", "tools/call Bash", "tools/call Glob"}; !slices.Equal(names, want) {
+		t.Errorf("spans received by exit: %q, want %q", names, want)
+	}
+	if got := recv.Header().Get("X-Api-Key"); got != "collector-key-0123456789" {
 		t.Errorf("the exporter sent x-api-key %q", got)
 	}
 }

@@ -51,8 +51,9 @@ func (s Span) Attr(key string) string {
 // it as OTEL_EXPORTER_OTLP_ENDPOINT add TracesPath).
 type Receiver struct {
 	*httptest.Server
-	mu    sync.Mutex
-	spans []Span
+	mu     sync.Mutex
+	spans  []Span
+	header http.Header // of the last export
 }
 
 // New starts a receiver, closed when the test ends. A request it cannot
@@ -70,7 +71,7 @@ func New(t testing.TB) *Receiver {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		r.keep(export)
+		r.keep(export, req.Header)
 		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		_, _ = w.Write(out)
@@ -99,9 +100,10 @@ func decode(req *http.Request) (*coltracepb.ExportTraceServiceRequest, error) {
 	return &export, nil
 }
 
-func (r *Receiver) keep(export *coltracepb.ExportTraceServiceRequest) {
+func (r *Receiver) keep(export *coltracepb.ExportTraceServiceRequest, header http.Header) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.header = header.Clone()
 	for _, rs := range export.ResourceSpans {
 		service := ""
 		for _, kv := range rs.GetResource().GetAttributes() {
@@ -115,6 +117,14 @@ func (r *Receiver) keep(export *coltracepb.ExportTraceServiceRequest) {
 			}
 		}
 	}
+}
+
+// Header is the HTTP header of the last export received (an exporter's
+// OTEL_EXPORTER_OTLP_HEADERS arrive in it); nil before the first.
+func (r *Receiver) Header() http.Header {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.header.Clone()
 }
 
 // Spans returns the spans received so far.

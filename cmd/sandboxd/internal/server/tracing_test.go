@@ -1,89 +1,19 @@
 package server
 
 import (
-	"compress/gzip"
 	"context"
 	"encoding/hex"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/telemetry"
+	"github.com/altairalabs/promptkit-sandbox/internal/otlptest"
 )
-
-// otlpReceiver is an OTLP/HTTP trace receiver on 127.0.0.1: it decodes
-// each export request (protobuf) and keeps its spans.
-type otlpReceiver struct {
-	*httptest.Server
-	mu       sync.Mutex
-	spans    []*tracepb.Span
-	services []string // service.name of each span's resource
-}
-
-func newOTLPReceiver(t *testing.T) *otlpReceiver {
-	r := &otlpReceiver{}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Method != http.MethodPost || req.URL.Path != "/v1/traces" {
-			http.Error(w, "not an OTLP traces export", http.StatusNotFound)
-			return
-		}
-		var body io.Reader = req.Body
-		if req.Header.Get("Content-Encoding") == "gzip" {
-			gz, err := gzip.NewReader(req.Body)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			body = gz
-		}
-		b, err := io.ReadAll(body)
-		var export coltracepb.ExportTraceServiceRequest
-		if err == nil {
-			err = proto.Unmarshal(b, &export)
-		}
-		if err != nil {
-			t.Errorf("OTLP receiver: %v", err)
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		r.mu.Lock()
-		for _, rs := range export.ResourceSpans {
-			service := ""
-			for _, kv := range rs.GetResource().GetAttributes() {
-				if kv.Key == "service.name" {
-					service = kv.GetValue().GetStringValue()
-				}
-			}
-			for _, ss := range rs.ScopeSpans {
-				for _, sp := range ss.Spans {
-					r.spans = append(r.spans, sp)
-					r.services = append(r.services, service)
-				}
-			}
-		}
-		r.mu.Unlock()
-		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		w.Write(out)
-	}))
-	t.Cleanup(r.Close)
-	return r
-}
-
-func (r *otlpReceiver) received() ([]*tracepb.Span, []string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]*tracepb.Span(nil), r.spans...), append([]string(nil), r.services...)
-}
 
 // traceparentTransport sends a W3C traceparent with every request, as a
 // traced agent does.
@@ -96,20 +26,11 @@ func (tp traceparentTransport) RoundTrip(r *http.Request) (*http.Response, error
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func attr(sp *tracepb.Span, key string) string {
-	for _, kv := range sp.Attributes {
-		if kv.Key == key {
-			return kv.GetValue().GetStringValue()
-		}
-	}
-	return ""
-}
-
 // Each tool call is one span, exported over OTLP/HTTP to the endpoint
 // configured; a call whose request brings a traceparent is a child of
 // the caller's span, in the caller's trace.
 func TestToolCallSpans(t *testing.T) {
-	recv := newOTLPReceiver(t)
+	recv := otlptest.New(t)
 	noEnv := func(string) string { return "" }
 	tp, err := telemetry.NewTracerProvider(context.Background(), recv.URL, noEnv, "9.9.9")
 	if err != nil || tp == nil {
@@ -151,16 +72,16 @@ func TestToolCallSpans(t *testing.T) {
 	if err := tp.ForceFlush(context.Background()); err != nil {
 		t.Fatalf("ForceFlush: %v", err)
 	}
-	spans, services := recv.received()
+	spans := recv.Spans()
 	if len(spans) != 4 {
 		for _, sp := range spans {
 			t.Logf("span %q", sp.Name)
 		}
 		t.Fatalf("received %d spans, want 4: one per tool call", len(spans))
 	}
-	byTool := map[string]*tracepb.Span{}
-	for i, sp := range spans {
-		tool := attr(sp, "gen_ai.tool.name")
+	byTool := map[string]otlptest.Span{}
+	for _, sp := range spans {
+		tool := sp.Attr("gen_ai.tool.name")
 		byTool[tool] = sp
 		if sp.Name != "tools/call "+tool {
 			t.Errorf("span %q for tool %q", sp.Name, tool)
@@ -168,30 +89,30 @@ func TestToolCallSpans(t *testing.T) {
 		if sp.Kind != tracepb.Span_SPAN_KIND_SERVER {
 			t.Errorf("%s: kind %v, want server", sp.Name, sp.Kind)
 		}
-		if services[i] != "sandboxd" {
-			t.Errorf("%s: service.name %q, want sandboxd", sp.Name, services[i])
+		if sp.Service != "sandboxd" {
+			t.Errorf("%s: service.name %q, want sandboxd", sp.Name, sp.Service)
 		}
-		if attr(sp, "sandboxd.request_id") == "" || attr(sp, "mcp.session.id") == "" {
+		if sp.Attr("sandboxd.request_id") == "" || sp.Attr("mcp.session.id") == "" {
 			t.Errorf("%s: no request id or session: %v", sp.Name, sp.Attributes)
 		}
 	}
 	for _, tool := range []string{"Glob", "Bash"} {
 		sp := byTool[tool]
-		if sp == nil {
+		if sp.Span == nil {
 			t.Fatalf("no span for %s", tool)
 		}
 		if len(sp.ParentSpanId) != 0 || hex.EncodeToString(sp.TraceId) == traceID {
 			t.Errorf("%s: a call without traceparent has parent %x in trace %x, want a root span of its own trace", tool, sp.ParentSpanId, sp.TraceId)
 		}
 	}
-	if sp := byTool["Bash"]; sp.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || attr(sp, "sandboxd.refused") != "denylist" {
-		t.Errorf("refused Bash: status %v, refused %q; want an error, refused by the denylist", sp.Status, attr(sp, "sandboxd.refused"))
+	if sp := byTool["Bash"]; sp.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || sp.Attr("sandboxd.refused") != "denylist" {
+		t.Errorf("refused Bash: status %v, refused %q; want an error, refused by the denylist", sp.Status, sp.Attr("sandboxd.refused"))
 	}
 	if sp := byTool["Glob"]; sp.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
 		t.Errorf("Glob's span is an error: %v", sp.Status)
 	}
 	sp := byTool["Read"]
-	if sp == nil {
+	if sp.Span == nil {
 		t.Fatal("no span for Read")
 	}
 	if got := hex.EncodeToString(sp.TraceId); got != traceID {
@@ -201,7 +122,7 @@ func TestToolCallSpans(t *testing.T) {
 		t.Errorf("Read's parent %s, want the caller's span %s", got, parentID)
 	}
 	sp = byTool["Grep"]
-	if sp == nil {
+	if sp.Span == nil {
 		t.Fatal("no span for Grep")
 	}
 	if got, parent := hex.EncodeToString(sp.TraceId), hex.EncodeToString(sp.ParentSpanId); got != sseTraceID || parent != sseParentID {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
 	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
@@ -110,7 +111,7 @@ func (h Hardening) sandboxdArgs(metrics, traces bool) []string {
 
 // DefaultIdleTimeout reaps a codegen sandbox nothing has been connected
 // to for this long.
-const DefaultIdleTimeout = 30 * time.Minute
+const DefaultIdleTimeout = provision.DefaultIdleTimeout
 
 // codegenConfig mirrors the docker_codegen keys.
 type codegenConfig struct {
@@ -192,13 +193,8 @@ func parseCodegenConfig(cfg map[string]any, h Hardening) (codegenSettings, error
 			add(keyErr("user", "%v", err))
 		}
 	}
-	s.idle = DefaultIdleTimeout
-	if c.IdleTimeout != nil {
-		if v := time.Duration(*c.IdleTimeout); v > 0 {
-			s.idle = v
-		} else {
-			add(keyErr("idle_timeout", "must be a positive duration such as \"30m\", got %v", v))
-		}
+	if s.idle, err = provision.IdleTimeout(c.IdleTimeout); err != nil {
+		add(keyErr("idle_timeout", "%v", err))
 	}
 	s.metrics = c.Metrics
 	return s, problems.Err()

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
 	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
@@ -24,7 +25,7 @@ const (
 	DefaultMemory        = "2Gi"
 	DefaultCPUs          = "2"
 	DefaultWorkspaceSize = "2Gi"
-	DefaultIdleTimeout   = 30 * time.Minute
+	DefaultIdleTimeout   = provision.DefaultIdleTimeout
 )
 
 // Networks: none denies the sandbox all egress; cluster leaves its
@@ -75,7 +76,7 @@ func parseConfig(cfg map[string]any) (settings, error) {
 	add := problems.Add
 	s := settings{
 		image: c.Image, namespace: c.Namespace, kubeconfig: c.Kubeconfig, context: c.Context,
-		workspacePVC: c.WorkspacePVC, network: c.Network, idle: DefaultIdleTimeout,
+		workspacePVC: c.WorkspacePVC, network: c.Network,
 	}
 	if strings.TrimSpace(s.image) == "" {
 		s.image = codegenimage.Image("")
@@ -114,12 +115,9 @@ func parseConfig(cfg map[string]any) (settings, error) {
 	default:
 		add(keyErr("network", "want %q (no egress at all, the default) or %q (the namespace's own policies), got %q", NetworkNone, NetworkCluster, s.network))
 	}
-	if c.IdleTimeout != nil {
-		if v := time.Duration(*c.IdleTimeout); v > 0 {
-			s.idle = v
-		} else {
-			add(keyErr("idle_timeout", "must be a positive duration such as \"30m\", got %v", v))
-		}
+	var err error
+	if s.idle, err = provision.IdleTimeout(c.IdleTimeout); err != nil {
+		add(keyErr("idle_timeout", "%v", err))
 	}
 	return s, problems.Err()
 }

@@ -1,17 +1,14 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"io"
-	"net/http"
 	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/otlptest"
+	"github.com/altairalabs/promptkit-sandbox/internal/scrapetest"
 	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 )
 
@@ -45,7 +42,7 @@ func TestServeMetrics(t *testing.T) {
 			t.Fatalf("exec %v: exit %d, want %d: %+v", c.args, r.code, c.code, r)
 		}
 	}
-	body := scrape(t, m[1])
+	body := scrapetest.Get(t, m[1])
 	for _, want := range []string{
 		`promptkit_sandbox_hook_calls_total{hook="sh",sandbox="host"} 4`,
 		`promptkit_sandbox_hook_calls_total{hook="true",sandbox="host"} 1`,
@@ -121,23 +118,6 @@ func TestHookRunExportsItsSpan(t *testing.T) {
 	if backend.ParentID() != hook.ID() || backend.TraceID() != hook.TraceID() {
 		t.Errorf("direct.exec is not the hook span's child: parent %s, want %s", backend.ParentID(), hook.ID())
 	}
-}
-
-func scrape(t *testing.T, url string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d, %v", url, resp.StatusCode, err)
-	}
-	return string(b)
 }
 
 func grepLines(s, prefix string) string {

@@ -2,8 +2,6 @@ package dockerbox
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +15,7 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
 	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
 	"github.com/altairalabs/promptkit-sandbox/internal/sandboxdimage"
+	"github.com/altairalabs/promptkit-sandbox/internal/scrapetest"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 )
 
@@ -82,7 +81,7 @@ func TestCodegenRealImage(t *testing.T) {
 
 	// What the run did shows in sandboxd's metrics, scraped through the
 	// port the provider forwards to its metrics socket.
-	scrape := httpGet(t, got.Details["metrics"])
+	scrape := scrapetest.Get(t, got.Details["metrics"])
 	for _, want := range []string{
 		`sandboxd_tool_calls_total{tool="Read"} 1`,
 		`sandboxd_tool_calls_total{tool="run_tests"} 2`,
@@ -121,20 +120,6 @@ func realImage(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return img.Ref
-}
-
-func httpGet(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d, %v", url, resp.StatusCode, err)
-	}
-	return string(b)
 }
 
 // TestCodegenTenAtOnce: ten sandboxes of the real image provisioned at

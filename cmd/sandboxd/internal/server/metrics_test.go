@@ -1,8 +1,6 @@
 package server
 
 import (
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -11,23 +9,9 @@ import (
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/telemetry"
+	"github.com/altairalabs/promptkit-sandbox/internal/scrapetest"
 	"github.com/altairalabs/promptkit-sandbox/internal/scrubtest"
 )
-
-// scrape GETs the metrics from a real listener, as Prometheus would.
-func scrape(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
-	}
-	return string(b)
-}
 
 // sample is the value of one series in a scrape (name with its labels,
 // exactly as written), or "" when it is missing.
@@ -50,7 +34,7 @@ func TestMetricsCountCalls(t *testing.T) {
 	defer ms.Close()
 	url := ms.URL + "/metrics"
 
-	before := scrape(t, url)
+	before := scrapetest.Get(t, url)
 	for _, series := range []string{`sandboxd_tool_calls_total{tool="Read"}`, `sandboxd_tool_calls_total{tool="run_tests"}`,
 		`sandboxd_path_refusals_total{tool="Write"}`, "sandboxd_denylist_refusals_total", "sandboxd_scrub_redactions_total", "sandboxd_shells_active"} {
 		if got := sample(before, series); got != "0" {
@@ -99,7 +83,7 @@ func TestMetricsCountCalls(t *testing.T) {
 	bg := ok(t, cs, "Bash", map[string]any{"command": "sleep 60", "run_in_background": true})
 	id := strings.TrimPrefix(bg, "Started background shell ")
 
-	after := scrape(t, url)
+	after := scrapetest.Get(t, url)
 	want := map[string]string{
 		`sandboxd_tool_calls_total{tool="Read"}`:                 "3",
 		`sandboxd_tool_errors_total{tool="Read"}`:                "2",
@@ -137,7 +121,7 @@ func TestMetricsCountCalls(t *testing.T) {
 	ok(t, cs, "KillShell", map[string]any{"shell_id": id})
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		got := sample(scrape(t, url), "sandboxd_shells_active")
+		got := sample(scrapetest.Get(t, url), "sandboxd_shells_active")
 		if got == "0" {
 			break
 		}

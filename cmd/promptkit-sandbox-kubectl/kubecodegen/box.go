@@ -26,6 +26,7 @@ type box struct {
 	idle    time.Duration
 	created bool // the Secret exists: there is something to delete
 	fwd     *loopback.Forwarder
+	metrics *loopback.Forwarder // /metrics, with metrics: true
 	info    plugin.Provisioned
 	log     hclog.Logger
 	// stopLease ends the renewal of the sandbox's Lease (see lease.go).
@@ -47,8 +48,10 @@ const goneTimeout = 2 * time.Minute
 // garbage collector still takes them with their owner.
 func (b *box) teardown(ctx context.Context) error {
 	b.stopOnce.Do(func() { close(b.stopLease) })
-	if b.fwd != nil {
-		b.fwd.Close()
+	for _, f := range []*loopback.Forwarder{b.fwd, b.metrics} {
+		if f != nil {
+			f.Close()
+		}
 	}
 	if !b.created {
 		return nil

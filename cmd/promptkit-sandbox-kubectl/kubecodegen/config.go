@@ -47,6 +47,7 @@ type config struct {
 	Memory        string            `json:"memory"`
 	CPUs          string            `json:"cpus"`
 	IdleTimeout   *sandbox.Duration `json:"idle_timeout"`
+	Metrics       bool              `json:"metrics"`
 }
 
 // settings is a validated configuration.
@@ -61,6 +62,7 @@ type settings struct {
 	memory        resource.Quantity
 	cpus          resource.Quantity
 	idle          time.Duration
+	metrics       bool // sandboxd serves /metrics, forwarded like MCP
 }
 
 func keyErr(key, format string, args ...any) error {
@@ -76,7 +78,7 @@ func parseConfig(cfg map[string]any) (settings, error) {
 	add := problems.Add
 	s := settings{
 		image: c.Image, namespace: c.Namespace, kubeconfig: c.Kubeconfig, context: c.Context,
-		workspacePVC: c.WorkspacePVC, network: c.Network,
+		workspacePVC: c.WorkspacePVC, network: c.Network, metrics: c.Metrics,
 	}
 	if strings.TrimSpace(s.image) == "" {
 		s.image = codegenimage.Image("")

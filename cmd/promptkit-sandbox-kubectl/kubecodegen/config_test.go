@@ -81,4 +81,16 @@ func TestObjects(t *testing.T) {
 	if strings.Contains(strings.Join(c.Args, " "), "tok") && !strings.Contains(strings.Join(c.Args, " "), "--token-file") {
 		t.Errorf("the token is on the command line: %v", c.Args)
 	}
+	if len(o.service(owner).Spec.Ports) != 1 || len(np.Spec.Ingress[0].Ports) != 1 || strings.Contains(strings.Join(c.Args, " "), "--metrics-addr") {
+		t.Errorf("metrics off: Service %+v, ingress %+v, args %v; want MCP's port alone", o.service(owner).Spec.Ports, np.Spec.Ingress, c.Args)
+	}
+	// With metrics, /metrics listens on the Pod's IP, and the Service and
+	// the NetworkPolicy let its port in.
+	o.set.metrics = true
+	args := strings.Join(o.pod(owner).Spec.Containers[0].Args, " ")
+	svc, in := o.service(owner).Spec.Ports, o.networkPolicy(owner).Spec.Ingress[0].Ports
+	if !strings.Contains(args, "--metrics-addr $(POD_IP):7425") || len(svc) != 2 || svc[1].Port != MetricsPort ||
+		len(in) != 2 || in[1].Port.IntVal != MetricsPort {
+		t.Errorf("metrics on: args %s, Service %+v, ingress %+v", args, svc, in)
+	}
 }

@@ -26,6 +26,10 @@ const (
 // Port is where sandboxd listens in its Pod, and the Service's port.
 const Port = 7424
 
+// MetricsPort is where sandboxd serves /metrics in its Pod (with
+// metrics: true), and the Service's port for it.
+const MetricsPort = 7425
+
 // tokenKey is the Secret's key, and the file's name in tokenDir.
 const (
 	tokenKey = "token"
@@ -75,13 +79,17 @@ func (o objects) secret(token string) *corev1.Secret {
 // none, denies all egress.
 func (o objects) networkPolicy(owner *corev1.Secret) *networkingv1.NetworkPolicy {
 	tcp := corev1.ProtocolTCP
-	port := intstr.FromInt32(Port)
+	var ports []networkingv1.NetworkPolicyPort
+	for _, p := range o.ports() {
+		port := intstr.FromInt32(p)
+		ports = append(ports, networkingv1.NetworkPolicyPort{Protocol: &tcp, Port: &port})
+	}
 	np := &networkingv1.NetworkPolicy{
 		ObjectMeta: o.meta(owner),
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: o.selector()},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			Ingress:     []networkingv1.NetworkPolicyIngressRule{{Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &port}}}},
+			Ingress:     []networkingv1.NetworkPolicyIngressRule{{Ports: ports}},
 		},
 	}
 	if o.set.network == NetworkNone {
@@ -90,13 +98,55 @@ func (o objects) networkPolicy(owner *corev1.Secret) *networkingv1.NetworkPolicy
 	return np
 }
 
+// ports are the ports sandboxd listens on in its Pod: MCP's, and
+// /metrics' when asked for.
+func (o objects) ports() []int32 {
+	if o.set.metrics {
+		return []int32{Port, MetricsPort}
+	}
+	return []int32{Port}
+}
+
+func (o objects) servicePorts() []corev1.ServicePort {
+	out := []corev1.ServicePort{{Name: "mcp", Port: Port, TargetPort: intstr.FromInt32(Port), Protocol: corev1.ProtocolTCP}}
+	if o.set.metrics {
+		out = append(out, corev1.ServicePort{Name: "metrics", Port: MetricsPort, TargetPort: intstr.FromInt32(MetricsPort), Protocol: corev1.ProtocolTCP})
+	}
+	return out
+}
+
+func (o objects) containerPorts() []corev1.ContainerPort {
+	out := []corev1.ContainerPort{{Name: "mcp", ContainerPort: Port, Protocol: corev1.ProtocolTCP}}
+	if o.set.metrics {
+		out = append(out, corev1.ContainerPort{Name: "metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP})
+	}
+	return out
+}
+
+// args are sandboxd's arguments. It refuses to listen beyond loopback
+// without a token it was given: it has one, of 64 characters. /metrics
+// takes no token: it says nothing of the agent's work but counts, and
+// only what the NetworkPolicy lets in reaches it.
+func (o objects) args() []string {
+	args := []string{
+		"--addr", "$(POD_IP):" + strconv.Itoa(Port),
+		"--token-file", tokenDir + "/" + tokenKey,
+		"--workspace", codegenimage.WorkspaceDir,
+		"--log-format", "json",
+	}
+	if o.set.metrics {
+		args = append(args, "--metrics-addr", "$(POD_IP):"+strconv.Itoa(MetricsPort))
+	}
+	return args
+}
+
 // service fronts sandboxd's port for agents in the cluster.
 func (o objects) service(owner *corev1.Secret) *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: o.meta(owner),
 		Spec: corev1.ServiceSpec{
 			Selector: o.selector(),
-			Ports:    []corev1.ServicePort{{Name: "mcp", Port: Port, TargetPort: intstr.FromInt32(Port), Protocol: corev1.ProtocolTCP}},
+			Ports:    o.servicePorts(),
 		},
 	}
 }
@@ -128,20 +178,13 @@ func (o objects) pod(owner *corev1.Secret) *corev1.Pod {
 				Image:           o.set.image,
 				ImagePullPolicy: corev1.PullIfNotPresent,
 				Command:         []string{"sandboxd"},
-				// sandboxd refuses to listen beyond loopback without a
-				// token it was given: it has one, of 64 characters.
-				Args: []string{
-					"--addr", "$(POD_IP):" + strconv.Itoa(Port),
-					"--token-file", tokenDir + "/" + tokenKey,
-					"--workspace", codegenimage.WorkspaceDir,
-					"--log-format", "json",
-				},
+				Args:            o.args(),
 				Env: []corev1.EnvVar{
 					{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
 					{Name: "HOME", Value: codegenimage.TmpDir},
 				},
 				WorkingDir: codegenimage.WorkspaceDir,
-				Ports:      []corev1.ContainerPort{{Name: "mcp", ContainerPort: Port, Protocol: corev1.ProtocolTCP}},
+				Ports:      o.containerPorts(),
 				Resources: corev1.ResourceRequirements{
 					Limits: corev1.ResourceList{corev1.ResourceMemory: o.set.memory, corev1.ResourceCPU: o.set.cpus},
 				},

@@ -123,14 +123,24 @@ func (p *Provider) Provision(ctx context.Context, spec plugin.ProvisionSpec) (pl
 	if err := mcpready.Wait(ctx, Mode, endpoint, token, watch); err != nil {
 		return plugin.Provisioned{}, err
 	}
+	details := map[string]string{
+		"namespace": ns, "pod": b.o.name, "image": set.image, "network": set.network,
+		"service_endpoint": fmt.Sprintf("http://%s.%s.svc:%d%s", b.o.name, ns, Port, mcpready.Path),
+		"idle_timeout":     set.idle.String(),
+	}
+	if set.metrics {
+		// Scraped on the plugin's host like the endpoint it hands out;
+		// in the cluster, at the Service's metrics port.
+		if b.metrics, err = loopback.New(loopback.TCP(net.JoinHostPort(svcIP, strconv.Itoa(MetricsPort)))); err != nil {
+			return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, Mode, err)
+		}
+		details["metrics"] = "http://" + b.metrics.Addr() + "/metrics"
+		details["service_metrics"] = fmt.Sprintf("http://%s.%s.svc:%d/metrics", b.o.name, ns, MetricsPort)
+	}
 	b.info = plugin.Provisioned{
 		ID: id, Name: spec.Name, Mode: Mode, Endpoint: endpoint, Token: token, Created: time.Now(),
 		Workspace: map[bool]string{true: "pvc:" + set.workspacePVC, false: "emptyDir"}[set.workspacePVC != ""],
-		Details: map[string]string{
-			"namespace": ns, "pod": b.o.name, "image": set.image, "network": set.network,
-			"service_endpoint": fmt.Sprintf("http://%s.%s.svc:%d%s", b.o.name, ns, Port, mcpready.Path),
-			"idle_timeout":     set.idle.String(),
-		},
+		Details:   details,
 	}
 	if err := p.boxes.Add(b); err != nil {
 		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, Mode, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/internal/kubecluster"
 	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
 	"github.com/altairalabs/promptkit-sandbox/internal/sandboxdimage"
+	"github.com/altairalabs/promptkit-sandbox/internal/scrapetest"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
@@ -47,7 +48,7 @@ func TestProvisionOnTheRealCluster(t *testing.T) {
 	t.Cleanup(func() { _ = p.Close() })
 	start := time.Now()
 	got, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: map[string]any{
-		"image": img.Ref, "kubeconfig": kubeconfig, "memory": "1Gi", "cpus": "1",
+		"image": img.Ref, "kubeconfig": kubeconfig, "memory": "1Gi", "cpus": "1", "metrics": true,
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +77,17 @@ func TestProvisionOnTheRealCluster(t *testing.T) {
 	}
 	if out := k.Exec(t, ns, "client", "main", "/bin/sh", "-c", fetch); !strings.Contains(out, "hi-from-web") {
 		t.Errorf("the unrestricted client no longer reaches the web pod: %q", out)
+	}
+	// What the agent did shows in sandboxd's metrics, scraped through the
+	// port the provider forwards to the Service's metrics port.
+	scrape := scrapetest.Get(t, got.Details["metrics"])
+	for _, want := range []string{
+		`sandboxd_tool_calls_total{tool="Write"} 1`,
+		`sandboxd_tool_calls_total{tool="Bash"} 3`,
+	} {
+		if !strings.Contains(scrape, want) {
+			t.Errorf("metrics: no %q in the scrape of %s:\n%s", want, got.Details["metrics"], scrape)
+		}
 	}
 	if list, _ := p.List(ctx); len(list) != 1 || list[0].ID != got.ID || list[0].Token != "" {
 		t.Errorf("List: %+v", list)

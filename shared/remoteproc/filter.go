@@ -3,7 +3,6 @@ package remoteproc
 import (
 	"bytes"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,14 +111,11 @@ func (f *Filter) ClientMessage() string {
 	return msg
 }
 
-// clientClosing is what kubectl prints when the process it ran was
-// killed: its words, not the command's. They end the stream, and need
-// not start a line: a command killed mid-line leaves no newline before
-// them.
-var clientClosing = regexp.MustCompile(`command terminated with exit code [0-9]+\n?\z`)
-
-// closingWords starts clientClosing; maxClosing bounds the whole line
-// (an exit code has at most three digits; ten leaves room).
+// closingWords start what kubectl prints when the process it ran was
+// killed ("command terminated with exit code 137"): its words, not the
+// command's. They end the stream, and need not start a line: a command
+// killed mid-line leaves no newline before them. maxClosing bounds the
+// whole line (an exit code has at most three digits; ten leave room).
 const (
 	closingWords = "command terminated with exit code "
 	maxClosing   = len(closingWords) + 10 + 1
@@ -171,16 +167,14 @@ func (f *Filter) Close() {
 		f.pend = nil
 	}
 	if len(f.tail) > 0 {
-		tail := f.tail
+		// What is held may start the closing line (errOut passed the rest
+		// on): it is the client's when it is the whole of it.
+		w := f.stderr
+		if mayBeClosing(f.tail) && len(f.tail) > len(closingWords) {
+			w = f.afterExit
+		}
+		_, _ = w.Write(f.tail)
 		f.tail = nil
-		body := tail
-		if loc := clientClosing.FindIndex(tail); loc != nil {
-			body = tail[:loc[0]]
-			_, _ = f.afterExit.Write(tail[loc[0]:])
-		}
-		if len(body) > 0 {
-			_, _ = f.stderr.Write(body)
-		}
 	}
 }
 

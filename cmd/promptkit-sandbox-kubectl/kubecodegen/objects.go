@@ -81,7 +81,7 @@ func (o objects) networkPolicy(owner *corev1.Secret) *networkingv1.NetworkPolicy
 	tcp := corev1.ProtocolTCP
 	var ports []networkingv1.NetworkPolicyPort
 	for _, p := range o.ports() {
-		port := intstr.FromInt32(p)
+		port := intstr.FromInt32(p.port)
 		ports = append(ports, networkingv1.NetworkPolicyPort{Protocol: &tcp, Port: &port})
 	}
 	np := &networkingv1.NetworkPolicy{
@@ -98,27 +98,33 @@ func (o objects) networkPolicy(owner *corev1.Secret) *networkingv1.NetworkPolicy
 	return np
 }
 
-// ports are the ports sandboxd listens on in its Pod: MCP's, and
-// /metrics' when asked for.
-func (o objects) ports() []int32 {
+// podPort is a port sandboxd listens on in its Pod, and the Service's
+// port of the same name and number.
+type podPort struct {
+	name string
+	port int32
+}
+
+// ports are MCP's, and /metrics' when asked for.
+func (o objects) ports() []podPort {
 	if o.set.metrics {
-		return []int32{Port, MetricsPort}
+		return []podPort{{"mcp", Port}, {"metrics", MetricsPort}}
 	}
-	return []int32{Port}
+	return []podPort{{"mcp", Port}}
 }
 
 func (o objects) servicePorts() []corev1.ServicePort {
-	out := []corev1.ServicePort{{Name: "mcp", Port: Port, TargetPort: intstr.FromInt32(Port), Protocol: corev1.ProtocolTCP}}
-	if o.set.metrics {
-		out = append(out, corev1.ServicePort{Name: "metrics", Port: MetricsPort, TargetPort: intstr.FromInt32(MetricsPort), Protocol: corev1.ProtocolTCP})
+	var out []corev1.ServicePort
+	for _, p := range o.ports() {
+		out = append(out, corev1.ServicePort{Name: p.name, Port: p.port, TargetPort: intstr.FromInt32(p.port), Protocol: corev1.ProtocolTCP})
 	}
 	return out
 }
 
 func (o objects) containerPorts() []corev1.ContainerPort {
-	out := []corev1.ContainerPort{{Name: "mcp", ContainerPort: Port, Protocol: corev1.ProtocolTCP}}
-	if o.set.metrics {
-		out = append(out, corev1.ContainerPort{Name: "metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP})
+	var out []corev1.ContainerPort
+	for _, p := range o.ports() {
+		out = append(out, corev1.ContainerPort{Name: p.name, ContainerPort: p.port, Protocol: corev1.ProtocolTCP})
 	}
 	return out
 }

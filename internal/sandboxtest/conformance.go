@@ -33,16 +33,6 @@ const (
 	CaseClose          = "close"
 )
 
-// ExecDaemonGap is why daemon_after_exit does not hold in a long-lived
-// container reached by an exec per call (docker_exec and kubectl_exec
-// without the resident, and their CLI transports): a double-forked
-// daemon whose parent has exited is the container init's child, out of
-// the call's process tree, which is all the kill script walks; it lives
-// as long as the container. The resident is a child subreaper and
-// sweeps such orphans by their call's mark.
-const ExecDaemonGap = "known gap (issue 15, item 8): without the resident a double-forked daemon is reparented to the container's init, " +
-	"out of the call's process tree that the kill script walks, and lives as long as the container"
-
 // OutputLimit is the output_limit the suite opens every cell's sandbox
 // with: small, so the cap case is cheap, and odd, so a cap applied per
 // chunk or rounded to a buffer size shows.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/resident"
 )
 
 // Prefix starts every control line the wrapper writes to stderr.
@@ -32,23 +34,52 @@ const Prefix = "\x1epks:"
 // control lines and all, is lost on the way (seen with a 256 KiB stdin
 // the hook never read, through kubectl). cat is looked up on a PATH of
 // the wrapper's own, not the call's; without one the shell reads.
+//
+// Every process of the call carries the call's mark (CallEnv=pks-PID-,
+// PID the wrapper's): a daemon that double-forked out of the call's
+// session and tree is still found by it, as the resident finds its
+// calls' orphans. When the command is over, the wrapper sweeps: it
+// freezes every process whose environment holds the mark, until a pass
+// finds no new one, and kills them all, before it reports the exit (so
+// a call that returned left nothing behind). The sweep needs grep, which
+// every image with a shell of busybox or coreutils has; without it there
+// is no sweep. grep runs with the mark emptied, so it never finds
+// itself.
 const wrapperScript = `printf '\036pks:%s\n' "$$" >&2; set --
 __pks_drain() { PATH=/usr/bin:/bin cat >/dev/null 2>&1 || while IFS= read -r __pks_l; do :; done; }
+` + sweepFunc + `
 while IFS= read -r __pks_l || exit 0; [ -n "$__pks_l" ]; do
 case $__pks_l in *\\*) __pks_v=$(printf '%bx' "${__pks_l#??}"); __pks_v=${__pks_v%x};; *) __pks_v=${__pks_l#??};; esac
 case $__pks_l in a:*) set -- "$@" "$__pks_v";; e:*) export "$__pks_v";; esac; done
 [ $# -gt 0 ] || exit 0; __pks_c=$1; shift
 case $__pks_c in */*) [ -f "$__pks_c" ] && [ -x "$__pks_c" ];; *) command -v "$__pks_c" >/dev/null 2>&1;; esac ||` +
 	` { printf '\036pks:notfound\n' >&2; __pks_drain; exit 127; }
-printf '\036pks:run\n' >&2; "$__pks_c" "$@"; __pks_c=$?; printf '\036pks:exit:%s\n' "$__pks_c" >&2; __pks_drain; exit "$__pks_c"`
+export ` + CallEnv + `=pks-$$-; printf '\036pks:run\n' >&2; "$__pks_c" "$@"; __pks_c=$?
+__pks_sweep pks-$$-; printf '\036pks:exit:%s\n' "$__pks_c" >&2; __pks_drain; exit "$__pks_c"`
+
+// CallEnv names the variable that marks every process of a call (see
+// wrapperScript): the one the resident marks its calls' processes with.
+const CallEnv = resident.CallEnv
+
+// sweepFunc defines __pks_sweep MARK: freeze every process whose
+// environment holds CallEnv=MARK, pass after pass until none is new,
+// then kill them all. The kill script runs it too.
+const sweepFunc = `__pks_sweep() { __pks_f=" "; __pks_n=1; while [ -n "$__pks_n" ]; do __pks_n=
+for __pks_p in $(PATH=/usr/bin:/bin ` + CallEnv + `= grep -slzxF "` + CallEnv + `=$1" /proc/[0-9]*/environ 2>/dev/null); do
+__pks_p=${__pks_p#/proc/}; __pks_p=${__pks_p%/environ}; case "$__pks_f" in *" $__pks_p "*) continue;; esac
+kill -STOP "$__pks_p" 2>/dev/null; __pks_f="$__pks_f$__pks_p "; __pks_n=1; done; done
+[ "$__pks_f" = " " ] || kill -KILL $__pks_f 2>/dev/null; }`
 
 // KillScript freezes every process of the call and then kills them all.
 // The call's processes are those in the session of $1 (the wrapper's PID,
 // found even after the wrapper has exited), plus any descendant of $1
 // that started a session of its own (found by walking parent PIDs until
 // no new process appears, freezing each with SIGSTOP so nothing forks
-// past the walk). It needs only /bin/sh with its kill builtin and /proc.
-const KillScript = `root=$1; kill -STOP "$root" 2>/dev/null; found=" $root "; changed=1
+// past the walk), plus every process that carries the call's mark (see
+// wrapperScript), wherever it went. It needs only /bin/sh with its kill
+// builtin and /proc (and grep for the marked ones).
+const KillScript = sweepFunc + `
+root=$1; kill -STOP "$root" 2>/dev/null; found=" $root "; changed=1
 while [ "$changed" = 1 ]; do changed=0
 for st in /proc/[0-9]*/stat; do pid=${st#/proc/}; pid=${pid%/stat}
 case "$found" in *" $pid "*) continue;; esac
@@ -58,7 +89,7 @@ case "$found" in *" $2 "*) hit=1;; *) hit=0;; esac
 [ "$4" = "$root" ] && hit=1
 if [ "$hit" = 1 ]; then kill -STOP "$pid" 2>/dev/null; found="$found$pid "; changed=1; fi
 done; done
-kill -KILL $found 2>/dev/null; exit 0`
+kill -KILL $found 2>/dev/null; __pks_sweep "pks-$root-"; exit 0`
 
 // checkScript succeeds where the wrapper and the kill script can run.
 const checkScript = "command -v kill >/dev/null && test -r /proc/self/stat"

@@ -271,3 +271,59 @@ func stdoutOf(f *Filter, b *bytes.Buffer) string {
 	defer f.mu.Unlock()
 	return b.String()
 }
+
+// daemonize is a command that leaves a double-forked daemon, in a session
+// of its own and out of the wrapper's tree, holding none of the call's
+// streams; it writes the daemon's PID to $1 and exits 7 (or waits, with
+// $2 set).
+const daemonize = `(setsid sh -c 'sleep 303 & echo $! > "$1"' sh "$1" </dev/null >/dev/null 2>&1 &)
+while [ ! -s "$1" ]; do sleep 0.01; done; echo started; [ -z "$2" ] || sleep 300; exit 7`
+
+func TestWrapperSweepsDaemonsAtExit(t *testing.T) {
+	for name, sh := range shells(t) {
+		t.Run(name, func(t *testing.T) {
+			pids := filepath.Join(t.TempDir(), "pids")
+			r := run(t, sh, preamble(t, "/bin/sh", []string{"-c", daemonize, "sh", pids}))
+			if r.code != 7 || r.stdout != "started\n" {
+				t.Fatalf("got %+v", r)
+			}
+			// The wrapper has returned: the daemon is dead, or dying (a
+			// SIGKILL takes effect asynchronously).
+			for _, pid := range proctest.ReadPIDs(t, pids, 1) {
+				proctest.AssertCommGone(t, pid, "sleep")
+			}
+		})
+	}
+}
+
+func TestKillScriptKillsMarkedDaemons(t *testing.T) {
+	for name, sh := range shells(t) {
+		t.Run(name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			f := NewFilter(&stdout, &stderr, false)
+			cmd := exec.Command(sh[0], append(sh[1:], Argv()[1:]...)...)
+			pids := filepath.Join(t.TempDir(), "pids")
+			cmd.Stdin = bytes.NewReader(preamble(t, "/bin/sh", []string{"-c", daemonize, "sh", pids, "wait"}))
+			cmd.Stdout, cmd.Stderr = f.Stdout(), f.Stderr()
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			<-f.Started()
+			daemon := proctest.Identify(t, proctest.ReadPIDs(t, pids, 1)...)
+			kill := KillArgv(f.PID())
+			if out, err := exec.Command(sh[0], append(sh[1:], kill[1:]...)...).CombinedOutput(); err != nil {
+				t.Fatalf("kill: %v %s", err, out)
+			}
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatal("the wrapper survived the kill script")
+			}
+			proctest.AssertGone(t, daemon...)
+		})
+	}
+}

@@ -99,17 +99,8 @@ func conformanceExecCell(name, image string, open conformanceOpener, cfg map[str
 			return open(t, conformanceName(t), dockerbox.ExecMode, full)
 		},
 		Options: sandboxtest.Options{KillTimeout: 3 * time.Second, Slack: conformanceSlack,
-			Exempt: conformanceExempt(append(execDaemonGap(cfg), exempt...))},
+			Exempt: conformanceExempt(exempt)},
 	}
-}
-
-// execDaemonGap exempts an exec cell from daemon_after_exit unless its
-// calls run through the resident, which sweeps a call's orphans.
-func execDaemonGap(cfg map[string]any) []string {
-	if cfg["resident"] == true {
-		return nil
-	}
-	return []string{sandboxtest.CaseExitDaemon, sandboxtest.ExecDaemonGap}
 }
 
 // conformanceExempt turns case, reason, case, reason... into a map.

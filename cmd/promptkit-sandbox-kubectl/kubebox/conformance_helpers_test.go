@@ -91,18 +91,8 @@ func conformanceCell(name string, open conformanceOpener, cfg map[string]any) sa
 		},
 		// Killing a call's processes takes a second exec (through kubectl
 		// for the cli transport), which takes seconds on a busy machine.
-		Options: sandboxtest.Options{KillTimeout: 3 * time.Second, Slack: 20 * time.Second,
-			Exempt: execDaemonGap(cfg)},
+		Options: sandboxtest.Options{KillTimeout: 3 * time.Second, Slack: 20 * time.Second},
 	}
-}
-
-// execDaemonGap exempts a cell from daemon_after_exit unless its calls
-// run through the resident, which sweeps a call's orphans.
-func execDaemonGap(cfg map[string]any) map[string]string {
-	if cfg["resident"] == true {
-		return nil
-	}
-	return map[string]string{sandboxtest.CaseExitDaemon: sandboxtest.ExecDaemonGap}
 }
 
 // conformanceNeedKubectl skips a test of the cli transport where there is

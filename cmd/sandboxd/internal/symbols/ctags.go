@@ -49,16 +49,28 @@ type tag struct {
 // ErrOutputCapped says a ctags run printed more than it may.
 var ErrOutputCapped = errors.New("ctags printed more than the output cap")
 
-// runCtags reads the symbols of files (paths relative to dir) with one
+// ctagsRun is how ctags is run.
+type ctagsRun struct {
+	bin       string
+	dir       string              // the workspace, where the paths given are relative to
+	cred      *syscall.Credential // the user it runs as; nil: ours
+	timeout   time.Duration
+	maxOutput int
+}
+
+// runCtags reads the symbols of files (paths relative to c.dir) with one
 // ctags run, returning them by path. It kills ctags' process group when
 // ctx ends, the timeout passes or the output passes maxOutput bytes.
-func runCtags(ctx context.Context, bin, dir string, files []string, timeout time.Duration, maxOutput int) (map[string][]Symbol, error) {
+// ctags is started as c.cred directly: it starts nothing, and sandboxd,
+// root when it gives a credential, can still kill the group.
+func runCtags(ctx context.Context, c ctagsRun, files []string) (map[string][]Symbol, error) {
+	timeout, maxOutput := c.timeout, c.maxOutput
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, ctagsArgs...)
-	cmd.Dir = dir
+	cmd := exec.CommandContext(ctx, c.bin, ctagsArgs...)
+	cmd.Dir = c.dir
 	cmd.Stdin = strings.NewReader(strings.Join(files, "\n") + "\n")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: c.cred}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	var stderr bytes.Buffer

@@ -38,6 +38,7 @@ func (s *Searcher) start(ctx context.Context, args []string) (*rgRun, error) {
 	rctx, cancel := context.WithCancel(ctx)
 	cmd := exec.CommandContext(rctx, s.rg, args...)
 	cmd.Dir = s.ws.Dir()
+	cmd.Env = s.env
 	if s.cred != nil {
 		// rg is started as the agent's user directly, no supervisor in
 		// between: it starts nothing, and being root, sandboxd can still

@@ -194,3 +194,39 @@ func TestCancelKillsRipgrepAsCredential(t *testing.T) {
 	}
 	proctest.Gone(t, "rg run as nobody", pid)
 }
+
+// TestRipgrepEnvironment: given an environment, rg gets it and nothing
+// of sandboxd's own (which a process of rg's user could read in
+// /proc/PID/environ); given none, it gets sandboxd's, as before.
+func TestRipgrepEnvironment(t *testing.T) {
+	t.Setenv("SEARCH_TEST_SANDBOXD_ONLY", "sandboxd-only-value")
+	out := filepath.Join(t.TempDir(), "env")
+	fake := filepath.Join(t.TempDir(), "rg")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\nenv > "+out+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, map[string]string{"a.txt": "x"}, Options{})
+	for _, c := range []struct {
+		env        []string
+		want, gone string
+	}{
+		{[]string{"HOME=/agent/home", "AGENT_ONLY=1"}, "AGENT_ONLY=1\n", "SEARCH_TEST_SANDBOXD_ONLY"},
+		{nil, "SEARCH_TEST_SANDBOXD_ONLY=sandboxd-only-value\n", "AGENT_ONLY"},
+	} {
+		s, err := New(f.ws, Options{RipgrepPath: fake, Env: c.env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Grep(context.Background(), GrepRequest{Pattern: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(b); !strings.Contains(got, c.want) || strings.Contains(got, c.gone) {
+			t.Errorf("with Env %q rg's environment is\n%s\nwant %q in it and no %s", c.env, got, c.want, c.gone)
+		}
+	}
+}

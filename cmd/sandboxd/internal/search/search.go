@@ -30,6 +30,12 @@ type Options struct {
 	// rg walks leads rg nowhere the agent could not read itself. Nil
 	// runs rg as sandboxd's user.
 	Credential *syscall.Credential
+	// Env, when set, is the environment rg runs with: sandboxd passes
+	// the one the agent's commands get, without secrets (a process of
+	// the agent's user can read rg's /proc/PID/environ) and with the
+	// agent's HOME, whose global excludes file rg honours. Nil: sandboxd's
+	// own.
+	Env []string
 }
 
 const (
@@ -48,6 +54,7 @@ type Searcher struct {
 	scrub     *scrub.Scrubber
 	onRedact  func(int)
 	cred      *syscall.Credential // rg's user; nil: ours
+	env       []string            // rg's environment; nil: ours
 }
 
 // New finds ripgrep and fills in the defaults.
@@ -63,7 +70,7 @@ func New(ws *workspace.Workspace, opts Options) (*Searcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search: ripgrep (%s) not found; install the Debian package ripgrep (apt-get install ripgrep): %w", name, err)
 	}
-	s := &Searcher{ws: ws, rg: rg, globLimit: opts.GlobLimit, maxOutput: opts.MaxOutput, mtimes: newMtimeCache(), scrub: opts.Scrubber, onRedact: opts.OnRedact, cred: opts.Credential}
+	s := &Searcher{ws: ws, rg: rg, globLimit: opts.GlobLimit, maxOutput: opts.MaxOutput, mtimes: newMtimeCache(), scrub: opts.Scrubber, onRedact: opts.OnRedact, cred: opts.Credential, env: opts.Env}
 	if s.scrub == nil {
 		s.scrub = scrub.New(nil)
 	}

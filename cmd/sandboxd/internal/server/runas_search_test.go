@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -223,5 +224,48 @@ func TestSearchCodeRunAsSwapRace(t *testing.T) {
 	})
 	if got, want := ok(t, cs, "search_code", map[string]any{"query": "canary"}), `No symbols match "canary"`; got != want {
 		t.Errorf("after the race: %q, want %q", got, want)
+	}
+}
+
+// TestSearchHelpersGetNoSecrets: rg and ctags get the environment the
+// agent's commands get, not sandboxd's own: a process of their user can
+// read theirs in /proc/PID/environ, and sandboxd's holds values the
+// commands must not see (the OTLP exporter's headers, say).
+func TestSearchHelpersGetNoSecrets(t *testing.T) {
+	needCtags(t)
+	const name, value = "SEARCH_HELPER_API_TOKEN", "helper-secret-value-0123456789abcdef"
+	t.Setenv(name, value)
+	bin, out := t.TempDir(), t.TempDir()
+	for _, tool := range []string{"rg", "ctags"} {
+		real, err := exec.LookPath(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		script := "#!/bin/sh\nenv > " + filepath.Join(out, tool) + "\nexec " + real + " \"$@\"\n"
+		mustDo(t, os.WriteFile(filepath.Join(bin, tool), []byte(script), 0o755))
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	dir := t.TempDir()
+	mustDo(t, os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n\nfunc Helper() {}\n"), 0o644))
+	d := startDaemon(t, Config{
+		Workspaces: []Workspace{{Dir: dir}},
+		Secrets:    map[string]string{name: value},
+		Env:        []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, name + "=" + value},
+	})
+	cs := d.connect(t, streamable)
+	if got, want := ok(t, cs, "Grep", map[string]any{"pattern": "Helper"}), filepath.Join(dir, "a.go"); got != want {
+		t.Errorf("Grep: %q, want %q", got, want)
+	}
+	if got, want := ok(t, cs, "search_code", map[string]any{"query": "Helper"}), "a.go:3: function a.Helper()\n(1 match)"; got != want {
+		t.Errorf("search_code: %q, want %q", got, want)
+	}
+	for _, tool := range []string{"rg", "ctags"} {
+		b, err := os.ReadFile(filepath.Join(out, tool))
+		if err != nil {
+			t.Fatalf("%s did not run: %v", tool, err)
+		}
+		if env := string(b); strings.Contains(env, value) || strings.Contains(env, name) || !strings.Contains(env, "HOME="+dir+"\n") {
+			t.Errorf("%s's environment:\n%s\nwant HOME=%s and no %s", tool, env, dir, name)
+		}
 	}
 }

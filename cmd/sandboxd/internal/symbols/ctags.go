@@ -54,6 +54,7 @@ type ctagsRun struct {
 	bin       string
 	dir       string              // the workspace, where the paths given are relative to
 	cred      *syscall.Credential // the user it runs as; nil: ours
+	env       []string            // its environment; nil: ours
 	timeout   time.Duration
 	maxOutput int
 }
@@ -69,6 +70,7 @@ func runCtags(ctx context.Context, c ctagsRun, files []string) (map[string][]Sym
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.bin, ctagsArgs...)
 	cmd.Dir = c.dir
+	cmd.Env = c.env
 	cmd.Stdin = strings.NewReader(strings.Join(files, "\n") + "\n")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: c.cred}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

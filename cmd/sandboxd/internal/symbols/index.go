@@ -34,6 +34,9 @@ type Options struct {
 	// symlink between the listing and ctags' read leads ctags nowhere the
 	// agent could not read itself. Nil runs ctags as sandboxd's user.
 	Credential *syscall.Credential
+	// Env, when set, is the environment ctags runs with (see
+	// search.Options.Env); nil: sandboxd's own.
+	Env []string
 }
 
 const (
@@ -345,7 +348,7 @@ func (x *Index) index(ctx context.Context, paths []string) error {
 			for j, p := range b {
 				rels[j] = x.rel(p)
 			}
-			syms, err := runCtags(ctx, ctagsRun{bin: x.ctags, dir: x.dir, cred: x.opts.Credential, timeout: x.opts.Timeout, maxOutput: x.opts.MaxOutput}, rels)
+			syms, err := runCtags(ctx, ctagsRun{bin: x.ctags, dir: x.dir, cred: x.opts.Credential, env: x.opts.Env, timeout: x.opts.Timeout, maxOutput: x.opts.MaxOutput}, rels)
 			results[i] = result{batch: b, syms: syms, err: err}
 		})
 	}

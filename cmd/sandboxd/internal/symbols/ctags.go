@@ -65,8 +65,7 @@ type ctagsRun struct {
 // ctags is started as c.cred directly: it starts nothing, and sandboxd,
 // root when it gives a credential, can still kill the group.
 func runCtags(ctx context.Context, c ctagsRun, files []string) (map[string][]Symbol, error) {
-	timeout, maxOutput := c.timeout, c.maxOutput
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.bin, ctagsArgs...)
 	cmd.Dir = c.dir
@@ -84,7 +83,7 @@ func runCtags(ctx context.Context, c ctagsRun, files []string) (map[string][]Sym
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting ctags: %w", err)
 	}
-	syms, readErr := readTags(out, maxOutput)
+	syms, readErr := readTags(out, c.maxOutput)
 	if readErr != nil {
 		_ = cmd.Cancel() // stop it printing; Wait reaps it
 	}
@@ -94,7 +93,7 @@ func runCtags(ctx context.Context, c ctagsRun, files []string) (map[string][]Sym
 		return nil, readErr
 	case ctx.Err() != nil:
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("ctags timed out after %s on %d files and was killed", timeout, len(files))
+			return nil, fmt.Errorf("ctags timed out after %s on %d files and was killed", c.timeout, len(files))
 		}
 		return nil, ctx.Err()
 	case werr != nil:

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
 )
 
@@ -26,13 +27,22 @@ func gorootSrc(b *testing.B) string {
 
 func benchSearcher(b *testing.B) (*Searcher, string) {
 	b.Helper()
+	return benchSearcherWith(b, Options{})
+}
+
+// benchSearcherWith is benchSearcher with opts; a Credential needs root.
+func benchSearcherWith(b *testing.B, opts Options) (*Searcher, string) {
+	b.Helper()
+	if opts.Credential != nil {
+		proctest.RequireRoot(b)
+	}
 	src := gorootSrc(b)
 	ws, err := workspace.Open(src)
 	if err != nil {
 		b.Skip(err)
 	}
 	b.Cleanup(func() { _ = ws.Close() })
-	s, err := New(ws, Options{})
+	s, err := New(ws, opts)
 	if err != nil {
 		b.Skip(err)
 	}
@@ -41,7 +51,17 @@ func benchSearcher(b *testing.B) (*Searcher, string) {
 }
 
 func BenchmarkGlobGoroot(b *testing.B) {
-	s, _ := benchSearcher(b)
+	benchGlob(b, Options{})
+}
+
+// BenchmarkGlobGorootAsCredential is Glob with rg run as another user
+// (sandboxd --run-as), started directly with the credential.
+func BenchmarkGlobGorootAsCredential(b *testing.B) {
+	benchGlob(b, Options{Credential: nobody})
+}
+
+func benchGlob(b *testing.B, opts Options) {
+	s, _ := benchSearcherWith(b, opts)
 	for b.Loop() {
 		out, err := s.Glob(context.Background(), "**/*.go", "")
 		if err != nil || !strings.Contains(out, "narrow the pattern") {
@@ -65,7 +85,17 @@ func benchGrepRequest() GrepRequest {
 }
 
 func BenchmarkGrepGoroot(b *testing.B) {
-	s, _ := benchSearcher(b)
+	benchGrep(b, Options{})
+}
+
+// BenchmarkGrepGorootAsCredential is Grep with rg run as another user
+// (sandboxd --run-as), started directly with the credential.
+func BenchmarkGrepGorootAsCredential(b *testing.B) {
+	benchGrep(b, Options{Credential: nobody})
+}
+
+func benchGrep(b *testing.B, opts Options) {
+	s, _ := benchSearcherWith(b, opts)
 	for b.Loop() {
 		out, err := s.Grep(context.Background(), benchGrepRequest())
 		if err != nil || !strings.Contains(out, "bufio.go") {

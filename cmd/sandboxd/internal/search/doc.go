@@ -9,6 +9,13 @@
 // (so a link cannot lead the walk out of the workspace). A path argument
 // is checked against the workspace before rg is pointed at it.
 //
+// The agent can swap any directory for a symlink between that check and
+// rg's open, so with a Credential (sandboxd --run-as) rg runs as the
+// agent's user and reaches nothing the agent could not read itself. What
+// this package reads of the files rg names follows no link out of the
+// workspace: Grep vets lines through the workspace's os.Root, and Glob
+// stats and watches through a Stater (openat2 beneath the workspace).
+//
 // A user's glob filter is never handed to rg as -g: rg checks -g globs
 // before its ignore rules, so -g '*.env' would search a gitignored
 // secrets.env. A glob on file names becomes an rg file type instead (types

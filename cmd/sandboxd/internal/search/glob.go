@@ -57,7 +57,7 @@ func (s *Searcher) glob(ctx context.Context, pattern, path string) (string, erro
 	}
 
 	prefix := t.abs + "/"
-	st := statter{cache: s.mtimes.acquire()}
+	st := statter{search: s, cache: s.mtimes.acquire()}
 	if st.cache != nil {
 		defer st.cache.release()
 	}

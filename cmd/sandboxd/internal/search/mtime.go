@@ -3,13 +3,10 @@ package search
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 type globHit struct {
@@ -23,13 +20,14 @@ type globHit struct {
 // paths go over in batches to keep channel traffic low. A small result is
 // stat'ed in place, after the listing.
 type statter struct {
-	cache *mtimeCache // nil: stat everything, remember nothing
-	known []globHit   // hits whose mtime the cache had
-	batch []globHit
-	in    chan []globHit
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	done  [][]globHit
+	search *Searcher
+	cache  *mtimeCache // nil: stat everything, remember nothing
+	known  []globHit   // hits whose mtime the cache had
+	batch  []globHit
+	in     chan []globHit
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	done   [][]globHit
 }
 
 const statBatch = 64
@@ -66,28 +64,28 @@ func (s *statter) add(path string) {
 }
 
 // stat fills in b's mtimes and keeps the files that still exist. The paths
-// are rg's, listed while walking without following links, so they are
-// inside the workspace; Lstat reads a link's own mtime.
+// are rg's, listed while walking without following links, but a
+// directory on the way may have been swapped for a symlink since, so
+// they are stat'ed by a Stater, which follows none; a link's own mtime is
+// read.
 func (s *statter) stat(b []globHit) {
 	kept := b[:0]
-	var st unix.Statx_t
+	st, err := s.search.NewStater()
+	if err == nil {
+		defer st.Close()
+	}
 	for _, h := range b {
-		remember := s.cache != nil && s.cache.watch(h.path)
-		// statx asks for the mtime alone, and DONT_SYNC spares network
-		// file systems a round trip; Lstat fills a whole stat for one field.
-		err := unix.Statx(unix.AT_FDCWD, h.path, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, unix.STATX_MTIME, &st)
-		if err == nil {
-			h.mod = st.Mtime.Sec*1e9 + int64(st.Mtime.Nsec)
-		} else if errors.Is(err, unix.ENOSYS) { // a kernel before 4.11
-			var fi fs.FileInfo
-			if fi, err = os.Lstat(h.path); err == nil {
-				h.mod = fi.ModTime().UnixNano()
-			}
+		if err != nil {
+			kept = append(kept, h) // no workspace to stat in: unsorted
+			continue
 		}
-		if errors.Is(err, fs.ErrNotExist) {
+		remember := s.cache != nil && s.cache.watch(st, h.path)
+		fi, serr := st.Lstat(h.path)
+		if errors.Is(serr, fs.ErrNotExist) {
 			continue // removed since rg listed it
 		}
-		if remember && err == nil {
+		h.mod = fi.Mtime
+		if remember && serr == nil {
 			s.cache.put(h.path, h.mod)
 		}
 		kept = append(kept, h)

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"path/filepath"
 	"strings"
 	"sync"
 )
@@ -101,8 +100,8 @@ func (c *mtimeCache) get(path string) (int64, bool) {
 // watch makes sure the directory holding path is watched, and reports
 // whether it is: a file may be remembered only then. It must be called
 // before the file is stat'ed.
-func (c *mtimeCache) watch(path string) bool {
-	return c.watcher.Watch(filepath.Dir(path))
+func (c *mtimeCache) watch(st *Stater, path string) bool {
+	return st.WatchDir(c.watcher, path)
 }
 
 // put remembers path's mtime; its directory must be watched.

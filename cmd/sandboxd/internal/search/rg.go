@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"syscall"
 	"time"
 )
 
@@ -37,6 +38,13 @@ func (s *Searcher) start(ctx context.Context, args []string) (*rgRun, error) {
 	rctx, cancel := context.WithCancel(ctx)
 	cmd := exec.CommandContext(rctx, s.rg, args...)
 	cmd.Dir = s.ws.Dir()
+	cmd.Env = s.env
+	if s.cred != nil {
+		// rg is started as the agent's user directly, no supervisor in
+		// between: it starts nothing, and being root, sandboxd can still
+		// kill it when ctx ends.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
+	}
 	// Should anything rg started hold its stdout open, a cancelled call
 	// still returns.
 	cmd.WaitDelay = time.Second

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
 	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
@@ -24,6 +25,17 @@ type Options struct {
 	// OnRedact, when set, is told how many redactions the Scrubber made
 	// in the lines Grep shows (for sandboxd's metrics).
 	OnRedact func(n int)
+	// Credential, when set, is the user rg runs as: the agent's (sandboxd
+	// --run-as), so that a directory the agent swaps for a symlink while
+	// rg walks leads rg nowhere the agent could not read itself. Nil
+	// runs rg as sandboxd's user.
+	Credential *syscall.Credential
+	// Env, when set, is the environment rg runs with: sandboxd passes
+	// the one the agent's commands get, without secrets (a process of
+	// the agent's user can read rg's /proc/PID/environ) and with the
+	// agent's HOME, whose global excludes file rg honours. Nil: sandboxd's
+	// own.
+	Env []string
 }
 
 const (
@@ -41,6 +53,8 @@ type Searcher struct {
 	mtimes    *mtimeCache // what Glob has stat'ed, kept fresh by inotify
 	scrub     *scrub.Scrubber
 	onRedact  func(int)
+	cred      *syscall.Credential // rg's user; nil: ours
+	env       []string            // rg's environment; nil: ours
 }
 
 // New finds ripgrep and fills in the defaults.
@@ -56,7 +70,7 @@ func New(ws *workspace.Workspace, opts Options) (*Searcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search: ripgrep (%s) not found; install the Debian package ripgrep (apt-get install ripgrep): %w", name, err)
 	}
-	s := &Searcher{ws: ws, rg: rg, globLimit: opts.GlobLimit, maxOutput: opts.MaxOutput, mtimes: newMtimeCache(), scrub: opts.Scrubber, onRedact: opts.OnRedact}
+	s := &Searcher{ws: ws, rg: rg, globLimit: opts.GlobLimit, maxOutput: opts.MaxOutput, mtimes: newMtimeCache(), scrub: opts.Scrubber, onRedact: opts.OnRedact, cred: opts.Credential, env: opts.Env}
 	if s.scrub == nil {
 		s.scrub = scrub.New(nil)
 	}
@@ -85,7 +99,9 @@ type target struct {
 // resolve checks a path argument ("" is the workspace root) before rg is
 // pointed at it. rg follows a symlink it is given as a root, so the path
 // is stat'ed through the workspace (which refuses links that leave it) and
-// the place the links lead is checked too.
+// the place the links lead is found there too. Should a directory on the
+// way be swapped for a link out after this, rg, which runs as the agent's
+// user under --run-as, reaches only what the agent could read itself.
 func (s *Searcher) resolve(path string) (target, error) {
 	if path == "" {
 		path = "."
@@ -105,12 +121,7 @@ func (s *Searcher) resolve(path string) (target, error) {
 		// A FIFO or device would have rg wait or read forever.
 		return target{}, fmt.Errorf("path %q is neither a regular file nor a directory", path)
 	}
-	abs := filepath.Join(s.ws.Dir(), rel)
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return target{}, fmt.Errorf("path %q: %w", path, err)
-	}
-	realRel, err := s.ws.Rel(real)
+	realRel, err := s.ws.Resolve(path)
 	if err != nil {
 		return target{}, err
 	}
@@ -118,7 +129,7 @@ func (s *Searcher) resolve(path string) (target, error) {
 	if inGitDir(rel) || inGitDir(realRel) {
 		return target{}, fmt.Errorf("path %q is inside a .git directory, which search leaves out", path)
 	}
-	return target{abs: abs, isDir: fi.IsDir()}, nil
+	return target{abs: filepath.Join(s.ws.Dir(), rel), isDir: fi.IsDir()}, nil
 }
 
 func inGitDir(rel string) bool {

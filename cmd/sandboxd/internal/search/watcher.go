@@ -82,9 +82,21 @@ func (w *DirWatcher) startLocked() bool {
 	return w.fd >= 0
 }
 
-// Watch makes sure dir is watched and reports whether it is: what is in
-// dir may be remembered only then.
-func (w *DirWatcher) Watch(dir string) bool {
+// known reports whether dir has been watched, or tried and failed, and
+// whether it is watched.
+func (w *DirWatcher) known(dir string) (known, watched bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wd, ok := w.dirs[dir]
+	return ok, ok && wd >= 0
+}
+
+// watch makes sure dir is watched and reports whether it is: what is in
+// dir may be remembered only then. The watch is put on target, which
+// leads to dir: a caller that opened dir without following links passes
+// its /proc/self/fd path (see Stater.WatchDir), so a symlink swapped in
+// for dir since is not watched in its place.
+func (w *DirWatcher) watch(dir, target string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if wd, ok := w.dirs[dir]; ok {
@@ -93,7 +105,7 @@ func (w *DirWatcher) Watch(dir string) bool {
 	if !w.startLocked() || len(w.dirs) >= w.max {
 		return false
 	}
-	wd, err := unix.InotifyAddWatch(w.fd, dir, watchMask)
+	wd, err := unix.InotifyAddWatch(w.fd, target, watchMask)
 	if err != nil {
 		w.dirs[dir] = -1 // gone, not a directory, or no watches left
 		return false

@@ -105,7 +105,10 @@ func (s *Server) openSpace(w Workspace, env []string) (*space, error) {
 	if c := s.cfg.RunAs; c != nil {
 		ws.SetOwner(int(c.Uid), int(c.Gid))
 	}
-	searcher, err := search.New(ws, search.Options{RipgrepPath: s.cfg.RipgrepPath, Scrubber: s.scrub, OnRedact: s.cfg.Metrics.Redacted})
+	// rg and ctags run as the agent's user, since the agent can swap what
+	// they walk for a symlink at any moment, and with the agent's
+	// environment, since the agent can read theirs.
+	searcher, err := search.New(ws, search.Options{RipgrepPath: s.cfg.RipgrepPath, Scrubber: s.scrub, OnRedact: s.cfg.Metrics.Redacted, Credential: s.cfg.RunAs, Env: env})
 	if err != nil {
 		ws.Close()
 		return nil, fmt.Errorf("workspace %q: %w", w.Dir, err)
@@ -115,7 +118,7 @@ func (s *Server) openSpace(w Workspace, env []string) (*space, error) {
 		ws:      ws,
 		files:   files.New(ws, files.Options{AllowGitWrites: s.cfg.AllowGitWrites, Scrubber: s.scrub}),
 		search:  searcher,
-		symbols: symbols.New(ws.Dir(), searcher, symbols.Options{}),
+		symbols: symbols.New(ws.Dir(), searcher, symbols.Options{Credential: s.cfg.RunAs, Env: env}),
 		shells:  shells.New(shells.Options{Dir: ws.Dir(), Env: env, Scrubber: s.scrub, OnRedact: s.cfg.Metrics.Redacted, Credential: s.cfg.RunAs}),
 		verify:  verify.New(ws, verify.Options{Env: env, Credential: s.cfg.RunAs}),
 		cover:   testcover.New(ws, testcover.Options{Env: env, Credential: s.cfg.RunAs}),

@@ -49,16 +49,29 @@ type tag struct {
 // ErrOutputCapped says a ctags run printed more than it may.
 var ErrOutputCapped = errors.New("ctags printed more than the output cap")
 
-// runCtags reads the symbols of files (paths relative to dir) with one
+// ctagsRun is how ctags is run.
+type ctagsRun struct {
+	bin       string
+	dir       string              // the workspace, where the paths given are relative to
+	cred      *syscall.Credential // the user it runs as; nil: ours
+	env       []string            // its environment; nil: ours
+	timeout   time.Duration
+	maxOutput int
+}
+
+// runCtags reads the symbols of files (paths relative to c.dir) with one
 // ctags run, returning them by path. It kills ctags' process group when
 // ctx ends, the timeout passes or the output passes maxOutput bytes.
-func runCtags(ctx context.Context, bin, dir string, files []string, timeout time.Duration, maxOutput int) (map[string][]Symbol, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// ctags is started as c.cred directly: it starts nothing, and sandboxd,
+// root when it gives a credential, can still kill the group.
+func runCtags(ctx context.Context, c ctagsRun, files []string) (map[string][]Symbol, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, ctagsArgs...)
-	cmd.Dir = dir
+	cmd := exec.CommandContext(ctx, c.bin, ctagsArgs...)
+	cmd.Dir = c.dir
+	cmd.Env = c.env
 	cmd.Stdin = strings.NewReader(strings.Join(files, "\n") + "\n")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: c.cred}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	var stderr bytes.Buffer
@@ -70,7 +83,7 @@ func runCtags(ctx context.Context, bin, dir string, files []string, timeout time
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting ctags: %w", err)
 	}
-	syms, readErr := readTags(out, maxOutput)
+	syms, readErr := readTags(out, c.maxOutput)
 	if readErr != nil {
 		_ = cmd.Cancel() // stop it printing; Wait reaps it
 	}
@@ -80,7 +93,7 @@ func runCtags(ctx context.Context, bin, dir string, files []string, timeout time
 		return nil, readErr
 	case ctx.Err() != nil:
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("ctags timed out after %s on %d files and was killed", timeout, len(files))
+			return nil, fmt.Errorf("ctags timed out after %s on %d files and was killed", c.timeout, len(files))
 		}
 		return nil, ctx.Err()
 	case werr != nil:

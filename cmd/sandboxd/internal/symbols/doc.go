@@ -13,6 +13,9 @@
 // that failed is not remembered: the next query tries again.
 //
 // ctags runs with --options=NONE (no configuration from the workspace or
-// the environment), without following links, under a timeout that kills
-// its whole process group, and with its output capped.
+// the environment), without following links, as the agent's user when
+// Options.Credential says (the agent can swap a directory for a symlink
+// between the listing and ctags' read), under a timeout that kills its
+// whole process group, and with its output capped. Files are stat'ed and
+// watched through a search.Stater, which follows no link.
 package symbols

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/search"
@@ -29,6 +29,14 @@ type Options struct {
 	// 32768. Past it, or when the system has no watches left, every
 	// query lists the whole tree again (only changed files are re-read).
 	MaxWatchedDirs int
+	// Credential, when set, is the user ctags runs as: the agent's
+	// (sandboxd --run-as), so that a directory the agent swaps for a
+	// symlink between the listing and ctags' read leads ctags nowhere the
+	// agent could not read itself. Nil runs ctags as sandboxd's user.
+	Credential *syscall.Credential
+	// Env, when set, is the environment ctags runs with (see
+	// search.Options.Env); nil: sandboxd's own.
+	Env []string
 }
 
 const (
@@ -179,7 +187,12 @@ func (x *Index) update(ctx context.Context) error {
 	// A file reported changed is read again whatever its time says:
 	// two writes within one tick of the file system's clock can leave
 	// the same size and time.
-	return x.index(ctx, x.check(stale, true))
+	st, err := x.files.NewStater()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return x.index(ctx, x.check(st, stale, true))
 }
 
 // changes drains the watcher: directories to list again (deep: the whole
@@ -243,7 +256,12 @@ func under(p string, dirs []string) bool {
 // longer listed there and indexes what is new or changed.
 func (x *Index) rescan(ctx context.Context, dir string, deep bool) error {
 	listed := map[string]bool{}
-	if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
+	st, err := x.files.NewStater()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if fi, err := st.Lstat(dir); err == nil && fi.Mode.IsDir() {
 		depth := 1
 		if deep {
 			depth = 0
@@ -265,25 +283,27 @@ func (x *Index) rescan(ctx context.Context, dir string, deep bool) error {
 	for p := range listed {
 		paths = append(paths, p)
 	}
-	return x.index(ctx, x.check(paths, false))
+	return x.index(ctx, x.check(st, paths, false))
 }
 
 // check stats files and returns those that need ctags: new, changed (or
 // all, when force), or failed before. Each file's directory is watched
-// before it is stat'ed, so a change after the stat is reported.
-func (x *Index) check(paths []string, force bool) []string {
+// before it is stat'ed, so a change after the stat is reported. st
+// follows no symlink, so a directory swapped for one since it was listed
+// is neither watched nor stat'ed through it.
+func (x *Index) check(st *search.Stater, paths []string, force bool) []string {
 	var todo []string
 	for _, p := range paths {
-		if !x.watcher.Watch(filepath.Dir(p)) {
+		if !st.WatchDir(x.watcher, p) {
 			x.blind = true
 		}
-		fi, err := os.Lstat(p)
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() > x.opts.MaxFileSize {
+		fi, err := st.Lstat(p)
+		if err != nil || !fi.Mode.IsRegular() || fi.Size > x.opts.MaxFileSize {
 			x.drop(p)
 			continue
 		}
 		e := x.entries[p]
-		if e != nil && !force && !x.retry[p] && e.mtime == fi.ModTime().UnixNano() && e.size == fi.Size() {
+		if e != nil && !force && !x.retry[p] && e.mtime == fi.Mtime && e.size == fi.Size {
 			continue
 		}
 		if e == nil {
@@ -294,7 +314,7 @@ func (x *Index) check(paths []string, force bool) []string {
 			e = &fileEntry{rel: x.rel(p)}
 			x.entries[p] = e
 		}
-		e.mtime, e.size = fi.ModTime().UnixNano(), fi.Size()
+		e.mtime, e.size = fi.Mtime, fi.Size
 		todo = append(todo, p)
 	}
 	return todo
@@ -328,7 +348,7 @@ func (x *Index) index(ctx context.Context, paths []string) error {
 			for j, p := range b {
 				rels[j] = x.rel(p)
 			}
-			syms, err := runCtags(ctx, x.ctags, x.dir, rels, x.opts.Timeout, x.opts.MaxOutput)
+			syms, err := runCtags(ctx, ctagsRun{bin: x.ctags, dir: x.dir, cred: x.opts.Credential, env: x.opts.Env, timeout: x.opts.Timeout, maxOutput: x.opts.MaxOutput}, rels)
 			results[i] = result{batch: b, syms: syms, err: err}
 		})
 	}
@@ -346,6 +366,8 @@ func (x *Index) index(ctx context.Context, paths []string) error {
 				continue
 			}
 			delete(x.retry, p)
+			// Only the paths given are taken from ctags' output: a tag
+			// naming any other file is left out.
 			x.setSyms(e, r.syms[e.rel])
 		}
 		if r.err != nil {

@@ -64,10 +64,10 @@ func resolveRunAs(spec string, dirs []string, euid int) (*runAs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--run-as %q: %w", spec, err)
 	}
-	if cred.Uid == 0 {
-		return &runAs{uid: 0, name: name, why: why + ", asked for explicitly"}, nil
-	}
 	if cred.Uid == uint32(euid) {
+		if euid == 0 {
+			return &runAs{uid: 0, name: name, why: why + ", asked for explicitly"}, nil
+		}
 		return &runAs{uid: cred.Uid, name: name, why: why + ", sandboxd's own user"}, nil
 	}
 	if euid != 0 {

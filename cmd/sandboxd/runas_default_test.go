@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -142,5 +143,56 @@ func TestRunAsLogsWhy(t *testing.T) {
 				t.Errorf("log %s\nwant a line saying %q", stderr.String(), c.want)
 			}
 		})
+	}
+}
+
+// TestResolveRunAsNotRoot: a sandboxd that is not root runs the
+// commands as itself, and refuses any other user, root included.
+func TestResolveRunAsNotRoot(t *testing.T) {
+	dirs := []string{t.TempDir()}
+	r, err := resolveRunAs("", dirs, 1000)
+	if err != nil || r.cred != nil || r.uid != 1000 {
+		t.Fatalf("default: %+v, %v; want UID 1000, sandboxd's own", r, err)
+	}
+	for _, spec := range []string{"root", "0", "65534"} {
+		if _, err := resolveRunAs(spec, dirs, 1000); !errors.Is(err, errRunAsNeedsRoot) {
+			t.Errorf("--run-as %s: %v, want %v", spec, err, errRunAsNeedsRoot)
+		}
+	}
+}
+
+// TestDefaultAgentRefusesSlash: the workspace / is not given to the
+// agent's user; the refusal says what to pass.
+func TestDefaultAgentRefusesSlash(t *testing.T) {
+	_, err := defaultAgent([]string{"/"})
+	if err == nil || !strings.Contains(err.Error(), "give --run-as USER") || !strings.Contains(err.Error(), "--run-as root") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestWithUser: adding the agent's entry widens the mask by its bits
+// only, so a named group a narrower mask limited stays limited; a
+// minimal ACL gets a mask of its group bits and the entry's.
+func TestWithUser(t *testing.T) {
+	minimal := minimalACL(0o640)
+	got, changed := withUser(minimal, 65532, 6)
+	if !changed || string(encodeACL(got)) != string(encodeACL([]aclEntry{
+		{aclUserObj, 6, aclUndefined}, {aclUser, 6, 65532}, {aclGroupObj, 4, aclUndefined}, {aclMask, 6, aclUndefined}, {aclOther, 0, aclUndefined},
+	})) {
+		t.Errorf("minimal: %+v", got)
+	}
+	ext := []aclEntry{{aclUserObj, 7, aclUndefined}, {aclGroupObj, 5, aclUndefined}, {aclGroup, 7, 100}, {aclMask, 5, aclUndefined}, {aclOther, 5, aclUndefined}}
+	got, _ = withUser(ext, 65532, 2)
+	for _, e := range got {
+		if e.tag == aclMask && e.perm != 7 {
+			t.Errorf("mask %o, want 7 (5 | 2)", e.perm)
+		}
+	}
+	if _, changed := withUser(got, 65532, 2); changed {
+		t.Error("granting again changed the ACL")
+	}
+	back, err := parseACL(encodeACL(got))
+	if err != nil || len(back) != len(got) {
+		t.Errorf("round trip: %+v, %v", back, err)
 	}
 }

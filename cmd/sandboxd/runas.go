@@ -79,7 +79,7 @@ func resolveRunAs(spec string, dirs []string, euid int) (*runAs, error) {
 	r := &runAs{cred: cred, uid: cred.Uid, name: name, why: why}
 	if fi, err := os.Stat(home); home != "" && err == nil && fi.IsDir() && ownedBy(fi, cred.Uid) {
 		r.home = home
-	} else if err := r.makeHome(); err != nil {
+	} else if err := r.makeHome(false); err != nil {
 		return nil, fmt.Errorf("--run-as %q: %w", spec, err)
 	}
 	return r, nil
@@ -114,26 +114,23 @@ func defaultAgent(dirs []string) (*runAs, error) {
 		r.acl.skipped += g.skipped
 		r.acl.search = append(r.acl.search, g.search...)
 	}
-	if err := r.makeHome(dirs...); err != nil {
+	if err := r.makeHome(true); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// makeHome makes r a private temporary home, removed at exit. Its git
-// config marks the workspaces gitSafe, which the user does not own,
-// safe: git refuses a repository another user owns.
-func (r *runAs) makeHome(gitSafe ...string) error {
+// makeHome makes r a private temporary home, removed at exit. With
+// trustRepos, its git config trusts every repository: git refuses one
+// another user owns, and the workspace (or the repository it is in) is
+// root's.
+func (r *runAs) makeHome(trustRepos bool) error {
 	tmp, err := os.MkdirTemp("", "sandboxd-home-")
 	if err != nil {
 		return fmt.Errorf("make a home directory: %w", err)
 	}
-	if len(gitSafe) > 0 {
-		cfg := "[safe]\n"
-		for _, d := range gitSafe {
-			cfg += "\tdirectory = " + d + "\n"
-		}
-		if err := os.WriteFile(filepath.Join(tmp, ".gitconfig"), []byte(cfg), 0o644); err != nil {
+	if trustRepos {
+		if err := os.WriteFile(filepath.Join(tmp, ".gitconfig"), []byte("[safe]\n\tdirectory = *\n"), 0o644); err != nil {
 			os.RemoveAll(tmp)
 			return fmt.Errorf("make a home directory: %w", err)
 		}

@@ -172,27 +172,34 @@ type aclGrant struct {
 // otherwise keep it from reaching dir. Owners and permission bits stay.
 func grantWorkspace(dir string, uid, gid uint32) (aclGrant, error) {
 	var g aclGrant
-	if filepath.Clean(dir) == "/" {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return g, err
+	}
+	if filepath.Clean(dir) == "/" || real == "/" {
 		return g, errors.New("the workspace is /, which sandboxd will not give to the agent's user")
 	}
-	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
-		var st unix.Stat_t
-		if err := unix.Stat(d, &st); err != nil {
-			return g, err
-		}
-		if !searchable(&st, uid, gid) {
-			if err := withFD(d, unix.O_RDONLY|unix.O_DIRECTORY, func(fd int) error {
-				return grantFD(fd, st.Mode, uid, 1, false)
-			}); err != nil {
-				return g, fmt.Errorf("%s: %w", d, err)
+	// The path as given is walked to reach the workspace, and where a
+	// link in it leads.
+	seen := map[string]bool{}
+	for _, p := range []string{dir, real} {
+		for d := filepath.Dir(p); !seen[d]; d = filepath.Dir(d) {
+			seen[d] = true
+			var st unix.Stat_t
+			if err := unix.Stat(d, &st); err != nil {
+				return g, err
 			}
-			g.search = append(g.search, d)
-		}
-		if d == "/" {
-			break
+			if !searchable(&st, uid, gid) {
+				if err := withFD(d, unix.O_RDONLY|unix.O_DIRECTORY, func(fd int) error {
+					return grantFD(fd, st.Mode, uid, 1, false)
+				}); err != nil {
+					return g, fmt.Errorf("%s: %w", d, err)
+				}
+				g.search = append(g.search, d)
+			}
 		}
 	}
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(real, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return g, err
 	}
@@ -201,7 +208,7 @@ func grantWorkspace(dir string, uid, gid uint32) (aclGrant, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return g, err
 	}
-	err = grantTree(fd, dir, st, uid, &g)
+	err = grantTree(fd, real, st, uid, &g)
 	return g, err
 }
 

@@ -196,3 +196,32 @@ func TestWithUser(t *testing.T) {
 		t.Errorf("round trip: %+v, %v", back, err)
 	}
 }
+
+// TestRunAsDefaultThroughLink: a workspace named through a symlink, in
+// a repository whose root is above it and behind directories only root
+// may enter, is reachable and usable by the agent's user: the
+// ancestors of the path and of where the link leads get search, and
+// git trusts the root-owned repository.
+func TestRunAsDefaultThroughLink(t *testing.T) {
+	proctest.RequireRoot(t)
+	repo := filepath.Join(t.TempDir(), "private", "repo") // under two 0700 directories
+	ws := filepath.Join(repo, "sub")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(repo), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "-C", repo, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(ws, link); err != nil {
+		t.Fatal(err)
+	}
+	s := startHTTP(t, "--workspace", link)
+	got := callTool(t, s.connect(t), "Bash", map[string]any{"command": "id -u && echo x > f && git status --porcelain --untracked-files=all"})
+	if want := strconv.Itoa(codegenimage.UID) + "\n?? sub/f\n"; got != want {
+		t.Errorf("Bash: %q, want %q", got, want)
+	}
+}

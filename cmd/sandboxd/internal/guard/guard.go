@@ -5,9 +5,10 @@
 // the commands a line would run — in pipelines, lists, subshells,
 // command substitutions, behind VAR=x prefixes and wrappers like env,
 // timeout or xargs, in the strings of bash -c and eval, by path or by
-// name, escaped, quoted or ANSI-C encoded ($'\x73udo'), or printed by a
-// literal echo or printf in a command substitution ($(printf sud)o) —
-// and not words that merely appear in arguments, strings or comments.
+// name, escaped, quoted, ANSI-C encoded ($'\x73udo') or brace-expanded
+// ({sudo,}), or printed by a literal echo or printf in a command
+// substitution ($(printf sud)o) — and not words that merely appear in
+// arguments, strings or comments.
 // Code handed over otherwise is judged where the line spells it out: a
 // script piped or redirected into a shell, an interpreter's program
 // that starts processes, a makefile, a program git is told to run

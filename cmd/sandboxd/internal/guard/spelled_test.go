@@ -17,6 +17,10 @@ func TestSpellings(t *testing.T) {
 		{`$'\U00000073udo' id`, "sudo"},
 		{`$'reb\x6fot'`, "reboot"},
 		{`/usr/bin/$'\x73u' -`, "su"},
+		// Brace expansion.
+		{`{sudo,} id`, "sudo"},
+		{`s{u,x}do id`, "sudo"},
+		{`rm -rf /{,}`, "rm -r /"},
 		// Command substitution of a literal printf or echo.
 		{`$(printf sud)o id`, "sudo"},
 		{"`printf sud`o id", "sudo"},
@@ -105,6 +109,9 @@ func TestSpellingsAllowed(t *testing.T) {
 		`git commit -m 'mount: handle sudo'`,
 		`GIT_PAGER=cat git log`,
 		`echo "$(echo hi) there"`,
+		`mkdir -p src/{api,web}/{sudo,mount}`,
+		`echo {reboot,halt}`,
+		`cp config.{yaml,yaml.bak}`,
 	} {
 		if err := Check(cmd); err != nil {
 			t.Errorf("%q: %v", cmd, err)

@@ -1,8 +1,10 @@
 package guard
 
 import (
+	"slices"
 	"strings"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -132,6 +134,15 @@ type arg struct {
 func resolveAll(ws []*syntax.Word) []arg {
 	out := make([]arg, 0, len(ws))
 	for _, w := range ws {
+		if words, ok := braces(w); ok {
+			// s{u,}do is sudo sdo; {sudo,} is sudo (a null word goes).
+			for _, b := range words {
+				if v, ok := resolve(b); !ok || v != "" {
+					out = append(out, arg{v, ok})
+				}
+			}
+			continue
+		}
 		v, ok := resolve(w)
 		if ok && unquotedSubst(w) {
 			for _, f := range strings.Fields(v) {
@@ -151,4 +162,24 @@ func unquotedSubst(w *syntax.Word) bool {
 		}
 	}
 	return false
+}
+
+// maxBraceWords bounds the words a brace expansion is followed into.
+const maxBraceWords = 64
+
+// braces is w brace-expanded, when it holds a brace expansion, without
+// changing w; ok is false when it holds none or too many words.
+func braces(w *syntax.Word) ([]*syntax.Word, bool) {
+	c := &syntax.Word{Parts: slices.Clone(w.Parts)}
+	if !syntax.SplitBraces(c) {
+		return nil, false
+	}
+	var out []*syntax.Word
+	for b, err := range expand.BracesSeq(nil, c) {
+		if err != nil || len(out) == maxBraceWords {
+			return nil, false
+		}
+		out = append(out, b)
+	}
+	return out, true
 }

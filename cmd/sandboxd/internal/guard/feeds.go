@@ -2,6 +2,7 @@ package guard
 
 import (
 	"path"
+	"regexp"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -163,23 +164,19 @@ func interpreterCode(args []arg, flags string) (string, bool) {
 	return "", false
 }
 
-// runsCommands are signs that a program starts other programs.
-var runsCommands = []string{"system", "exec", "popen", "subprocess", "spawn", "child_process", "`", "qx", "call(", "run(", "check_output", "pty", "proc_open", "passthru", "shell_exec"}
+// startsPrograms matches the signs that a program starts others: a
+// module or function for it, or a call of one, as a word (filesystem
+// and exec_prefix are not signs).
+var startsPrograms = regexp.MustCompile("`|" +
+	`\b(?:subprocess|child_process|popen|shell_exec|proc_open|passthru|pty\.spawn)\b|` +
+	`\b(?:system|exec[a-z]*|spawn[a-z]*|run|call|check_output|check_call|qx)\s*[(\s"'\[{]`)
 
 // judgeCode judges a program an interpreter runs: when it starts other
 // programs, each of its string literals, escapes decoded, is judged as
 // a command line (os.system("sudo id"), ["sudo", "id"]). A program
 // that starts nothing passes, whatever its strings say.
 func judgeCode(code string, depth int) *Refusal {
-	lower := strings.ToLower(code)
-	starts := false
-	for _, m := range runsCommands {
-		if strings.Contains(lower, m) {
-			starts = true
-			break
-		}
-	}
-	if !starts || depth >= maxDepth {
+	if depth >= maxDepth || !startsPrograms.MatchString(strings.ToLower(code)) {
 		return nil
 	}
 	for _, lit := range stringLiterals(code) {

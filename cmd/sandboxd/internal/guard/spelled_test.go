@@ -94,6 +94,7 @@ func TestSpellingsAllowed(t *testing.T) {
 		`sh script.sh <<< 'sudo id'`,
 		`python3 -c 'print("sudo is not installed here")'`,
 		`python3 -c 'import os; os.system("ls -l")'`,
+		`python3 -c 'import sys; print(sys.exec_prefix, "mount the filesystem")'`,
 		`python3 -c "import json,sys; print(json.load(sys.stdin)['mount'])"`,
 		`perl -ne 'print if /reboot/' log.txt`,
 		`perl -pe 's/sudo/doas/g' notes.txt`,

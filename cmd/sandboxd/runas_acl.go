@@ -179,6 +179,18 @@ func grantWorkspace(dir string, uid, gid uint32) (aclGrant, error) {
 	if filepath.Clean(dir) == "/" || real == "/" {
 		return g, errors.New("the workspace is /, which sandboxd will not give to the agent's user")
 	}
+	fd, err := unix.Open(real, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return g, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return g, err
+	}
+	if err := grantTree(fd, real, st, uid, &g); err != nil {
+		return g, err
+	}
 	// The path as given is walked to reach the workspace, and where a
 	// link in it leads.
 	seen := map[string]bool{}
@@ -199,17 +211,7 @@ func grantWorkspace(dir string, uid, gid uint32) (aclGrant, error) {
 			}
 		}
 	}
-	fd, err := unix.Open(real, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return g, err
-	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return g, err
-	}
-	err = grantTree(fd, real, st, uid, &g)
-	return g, err
+	return g, nil
 }
 
 // searchable says whether uid:gid (with no other groups) may search a
@@ -244,10 +246,15 @@ func withFD(path string, flags int, f func(int) error) error {
 // may be outside the workspace (a root-only file the agent linked in).
 func grantTree(fd int, path string, st unix.Stat_t, uid uint32, g *aclGrant) error {
 	if st.Uid != uid {
-		if err := grantFD(fd, st.Mode, uid, 7, true); err != nil {
+		err := grantFD(fd, st.Mode, uid, 7, true)
+		switch {
+		case unwritable(err):
+			g.skipped++
+		case err != nil:
 			return fmt.Errorf("%s: %w", path, err)
+		default:
+			g.entries++
 		}
-		g.entries++
 	}
 	names, err := readNames(fd)
 	if err != nil {
@@ -288,10 +295,15 @@ func grantTree(fd int, path string, st unix.Stat_t, uid uint32, g *aclGrant) err
 				g.skipped++
 				continue
 			}
-			if err := grantFile(fd, name, child, &cst, uid); err != nil {
+			err := grantFile(fd, name, child, &cst, uid)
+			switch {
+			case unwritable(err):
+				g.skipped++
+			case err != nil:
 				return err
+			default:
+				g.entries++
 			}
-			g.entries++
 		}
 	}
 	return nil
@@ -320,6 +332,13 @@ func grantFile(dirfd int, name, path string, st *unix.Stat_t, uid uint32) error 
 }
 
 var errSwapped = errors.New("changed while sandboxd looked at it")
+
+// unwritable says err is a file whose ACL no one may change: immutable,
+// or on a read-only mount. It is left as it is, as the agent would find
+// it under any user.
+func unwritable(err error) bool {
+	return errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS)
+}
 
 // fstatSame checks that fd is the file want describes, with one link
 // for a regular file, and refreshes want.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -223,5 +224,32 @@ func TestRunAsDefaultThroughLink(t *testing.T) {
 	got := callTool(t, s.connect(t), "Bash", map[string]any{"command": "id -u && echo x > f && git status --porcelain --untracked-files=all"})
 	if want := strconv.Itoa(codegenimage.UID) + "\n?? sub/f\n"; got != want {
 		t.Errorf("Bash: %q, want %q", got, want)
+	}
+}
+
+// TestRunAsDefaultRefusesWithoutACLs: on a filesystem that cannot hold
+// POSIX ACLs (ramfs), sandboxd as root on a root-owned workspace with no
+// --run-as refuses to start, as bad input naming what to pass, rather
+// than run the agent as root.
+func TestRunAsDefaultRefusesWithoutACLs(t *testing.T) {
+	proctest.RequireRoot(t)
+	ws := filepath.Join(t.TempDir(), "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("none", ws, "ramfs", 0, "mode=0755"); err != nil {
+		t.Skipf("cannot mount a ramfs (%v): no filesystem without ACLs to try", err)
+	}
+	t.Cleanup(func() { unix.Unmount(ws, unix.MNT_DETACH) })
+	err := run(context.Background(), []string{"--workspace", ws, "--stdio"},
+		func(string) string { return "" }, strings.NewReader(""), io.Discard, io.Discard)
+	var bad *usageError
+	if !errors.As(err, &bad) {
+		t.Fatalf("err = %v, want bad input", err)
+	}
+	for _, want := range []string{"does not support POSIX ACLs", "give --run-as USER", "--run-as root"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("err %q does not say %q", err, want)
+		}
 	}
 }

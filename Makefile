@@ -75,6 +75,8 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/sandboxd ./cmd/sandboxd
 
 # run: sandboxd, the codegen MCP daemon, serving WORKSPACE until Ctrl-C.
+# As root on a checkout root owns, the agent's commands run as UID 65532,
+# given the checkout by ACLs (docs/sandboxd.md, "The agent's user").
 run: deps build
 	exec $(BIN)/sandboxd --workspace '$(WORKSPACE)' $(SANDBOXD_ARGS)
 

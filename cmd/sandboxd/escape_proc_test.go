@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -108,6 +109,12 @@ func TestNoProcessEscapes(t *testing.T) {
 			}()
 			waitSleeps(t, marker, wantSleeps+1)
 			waitSleeps(t, fg, wantSleeps+1)
+			// As root, the home sandboxd made for the agent's user, which
+			// a SIGKILL leaves behind.
+			home := strings.TrimSpace(callTool(t, cs, "Bash", map[string]any{"command": "echo $HOME"}))
+			if strings.HasPrefix(home, os.TempDir()+"/sandboxd-home-") {
+				t.Cleanup(func() { os.RemoveAll(home) })
+			}
 			if err := s.cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}

@@ -70,7 +70,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.Var(&o.allowedOrigins, "allowed-origin", "an `origin` browsers may call from, e.g. http://localhost:3000, repeatable (SANDBOXD_ALLOWED_ORIGIN, comma-separated)")
 	fs.BoolVar(&o.readonly, "readonly", false, "offer only the tools that change nothing: Read, Glob, Grep (SANDBOXD_READONLY)")
 	fs.BoolVar(&o.allowGitWrites, "allow-git-writes", false, "let Write and Edit change files under .git, refused by default: core.fsmonitor or a hook written there runs on the host at the next git command (SANDBOXD_ALLOW_GIT_WRITES)")
-	fs.StringVar(&o.runAs, "run-as", "", "run the agent's commands as `USER` (a name, UID or UID:GID; sandboxd must be root); as root the default is the workspace's owner, unless that is root (SANDBOXD_RUN_AS)")
+	fs.StringVar(&o.runAs, "run-as", "", "run the agent's commands as `USER` (a name, UID or UID:GID; sandboxd must be root); as root the default is the workspace's owner, or, when root owns it, UID 65532 given the workspace by POSIX ACLs; root only when asked for with --run-as root (SANDBOXD_RUN_AS)")
 	fs.Var(&o.secretEnv, "secret-env", "environment variable `NAME` holding a secret: its value is scrubbed from all output and it is not passed to shells; repeatable (SANDBOXD_SECRET_ENV, comma-separated)")
 	fs.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBody, "largest request body in `bytes` (SANDBOXD_MAX_BODY)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error (SANDBOXD_LOG_LEVEL)")

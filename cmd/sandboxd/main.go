@@ -112,19 +112,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return badInput(err)
 	}
 	cfg.Logger, cfg.Version = log, version
-	user, err := resolveRunAs(o.runAs, cfg.Workspaces[0].Dir, os.Geteuid())
+	dirs := make([]string, len(cfg.Workspaces))
+	for i, w := range cfg.Workspaces {
+		dirs[i] = w.Dir
+	}
+	user, err := resolveRunAs(o.runAs, dirs, os.Geteuid())
 	if err != nil {
 		return badInput(err)
 	}
-	if user != nil {
-		if user.tempHome != "" {
-			defer os.RemoveAll(user.tempHome)
-		}
-		cfg.RunAs, cfg.Env = user.cred, user.env(cfg.Env)
-		log.Info("the agent's commands run as another user", "user", user.name, "uid", user.cred.Uid, "gid", user.cred.Gid, "home", user.home)
-	} else if os.Geteuid() == 0 {
-		log.Warn("the agent's commands run as root and can read sandboxd's memory and signal it; give --run-as USER")
+	if user.tempHome != "" {
+		defer os.RemoveAll(user.tempHome)
 	}
+	if user.cred != nil {
+		cfg.RunAs, cfg.Env = user.cred, user.env(cfg.Env)
+	}
+	user.log(log)
 	loopback := localAddr(o.addr)
 	if err := checkExposure(o.addr, o.stdio, cfg.Token, generated); err != nil {
 		return badInput(err)

@@ -4,57 +4,71 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/user"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
 )
 
 // runAs is the user the agent's commands run as: the credential, and
 // the environment they get for that user.
 type runAs struct {
-	cred *syscall.Credential
+	cred *syscall.Credential // nil: sandboxd's own user
+	uid  uint32
 	name string // the user's name, or its UID when it has none
 	home string // an existing directory the user owns
 	// tempHome is a home made for a user without one, removed at exit.
 	tempHome string
+	why      string    // why this user, for the log line
+	acl      *aclGrant // what was granted, when the workspace was given by ACL
 }
 
 // errRunAsNeedsRoot: only root can start a process as another user.
 var errRunAsNeedsRoot = errors.New("--run-as needs sandboxd to run as root")
 
 // resolveRunAs turns --run-as into a user, for a sandboxd whose
-// effective UID is euid serving the workspace dir. Empty means the
-// default: as root, the workspace's owner when that is not root; else
-// sandboxd's own user (nil). "root" (or 0) keeps root explicitly. A user
-// that could not write the workspace is refused: the agent could not
-// work there.
-func resolveRunAs(spec, dir string, euid int) (*runAs, error) {
+// effective UID is euid serving the workspaces dirs. Empty means the
+// default: sandboxd's own user when it is not root; as root, the first
+// workspace's owner, or, when root owns it, the unprivileged
+// codegenimage.UID, given the workspaces by POSIX ACLs (defaultAgent).
+// "root" (or 0) keeps root, and only when asked for. A user that could
+// not write the workspace is refused: the agent could not work there.
+func resolveRunAs(spec string, dirs []string, euid int) (*runAs, error) {
+	dir := dirs[0]
+	why := "--run-as " + spec
 	if spec == "" {
 		if euid != 0 {
-			return nil, nil
+			return &runAs{uid: uint32(euid), name: strconv.Itoa(euid), why: "it is sandboxd's own and sandboxd is not root (it cannot start processes as another user)"}, nil
 		}
 		fi, err := os.Stat(dir)
 		if err != nil {
 			return nil, err
 		}
 		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok || st.Uid == 0 {
-			return nil, nil
+		if !ok {
+			return nil, fmt.Errorf("the workspace %s has no owner to run the agent's commands as: give --run-as USER", dir)
+		}
+		if st.Uid == 0 {
+			return defaultAgent(dirs)
 		}
 		spec = strconv.FormatUint(uint64(st.Uid), 10)
+		why = "sandboxd is root and the workspace " + dir + " is theirs (no --run-as)"
 	}
 	cred, name, home, err := lookupUser(spec)
 	if err != nil {
 		return nil, fmt.Errorf("--run-as %q: %w", spec, err)
 	}
 	if cred.Uid == uint32(euid) {
-		return nil, nil // already that user
-	}
-	if cred.Uid == 0 {
-		return nil, nil // root, explicitly
+		if euid == 0 {
+			return &runAs{uid: 0, name: name, why: why + ", asked for explicitly"}, nil
+		}
+		return &runAs{uid: cred.Uid, name: name, why: why + ", sandboxd's own user"}, nil
 	}
 	if euid != 0 {
 		return nil, fmt.Errorf("--run-as %q: %w", spec, errRunAsNeedsRoot)
@@ -62,21 +76,71 @@ func resolveRunAs(spec, dir string, euid int) (*runAs, error) {
 	if err := checkWritable(dir, cred); err != nil {
 		return nil, fmt.Errorf("--run-as %q: %w", spec, err)
 	}
-	r := &runAs{cred: cred, name: name}
+	r := &runAs{cred: cred, uid: cred.Uid, name: name, why: why}
 	if fi, err := os.Stat(home); home != "" && err == nil && fi.IsDir() && ownedBy(fi, cred.Uid) {
 		r.home = home
-	} else {
-		tmp, err := os.MkdirTemp("", "sandboxd-home-")
-		if err != nil {
-			return nil, fmt.Errorf("--run-as %q: make a home directory: %w", spec, err)
-		}
-		if err := os.Chown(tmp, int(cred.Uid), int(cred.Gid)); err != nil {
-			os.Remove(tmp)
-			return nil, fmt.Errorf("--run-as %q: make a home directory: %w", spec, err)
-		}
-		r.home, r.tempHome = tmp, tmp
+	} else if err := r.makeHome(false); err != nil {
+		return nil, fmt.Errorf("--run-as %q: %w", spec, err)
 	}
 	return r, nil
+}
+
+// defaultAgent is the user the agent's commands run as when sandboxd is
+// root, root owns the workspace and no --run-as was given: the sandboxd
+// image's unprivileged user (codegenimage.UID), which owns nothing on a
+// host. It gets the workspaces without a chown, so the checkout stays
+// root's (git as root keeps working there): a POSIX ACL entry for it on
+// every file and directory, a default entry on every directory so what
+// is created later is its too, and search on the ancestors that would
+// keep it out. Where ACLs cannot be written, sandboxd refuses to start
+// and says what to pass.
+func defaultAgent(dirs []string) (*runAs, error) {
+	cred := &syscall.Credential{Uid: codegenimage.UID, Gid: codegenimage.GID, Groups: []uint32{}}
+	name := strconv.Itoa(codegenimage.UID)
+	if u, err := user.LookupId(name); err == nil {
+		name = u.Username
+	}
+	r := &runAs{cred: cred, uid: cred.Uid, name: name, acl: &aclGrant{},
+		why: "sandboxd is root, root owns the workspace and no --run-as was given: the agent gets an unprivileged user, and the workspace by POSIX ACLs"}
+	for _, d := range dirs {
+		g, err := grantWorkspace(d, cred.Uid, cred.Gid)
+		if err != nil {
+			return nil, fmt.Errorf("sandboxd is root and root owns the workspace %s, so the agent's commands would run as UID %d, "+
+				"but the workspace cannot be given to that user: %w; give --run-as USER (a user who can write the workspace), "+
+				"or --run-as root to run them as root (they could then read the token file and sandboxd's memory, and signal any process)",
+				d, cred.Uid, err)
+		}
+		r.acl.entries += g.entries
+		r.acl.skipped += g.skipped
+		r.acl.search = append(r.acl.search, g.search...)
+	}
+	if err := r.makeHome(true); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// makeHome makes r a private temporary home, removed at exit. With
+// trustRepos, its git config trusts every repository: git refuses one
+// another user owns, and the workspace (or the repository it is in) is
+// root's.
+func (r *runAs) makeHome(trustRepos bool) error {
+	tmp, err := os.MkdirTemp("", "sandboxd-home-")
+	if err != nil {
+		return fmt.Errorf("make a home directory: %w", err)
+	}
+	if trustRepos {
+		if err := os.WriteFile(filepath.Join(tmp, ".gitconfig"), []byte("[safe]\n\tdirectory = *\n"), 0o644); err != nil {
+			os.RemoveAll(tmp)
+			return fmt.Errorf("make a home directory: %w", err)
+		}
+	}
+	if err := os.Chown(tmp, int(r.cred.Uid), int(r.cred.Gid)); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("make a home directory: %w", err)
+	}
+	r.home, r.tempHome = tmp, tmp
+	return nil
 }
 
 // lookupUser reads USER, UID, or UID:GID (names or numbers): the
@@ -173,4 +237,24 @@ func (r *runAs) env(environ []string) []string {
 		out = append(out, k+"="+set[k])
 	}
 	return out
+}
+
+// log says at start which user the agent's commands run as, and why.
+func (r *runAs) log(log *slog.Logger) {
+	msg := fmt.Sprintf("agent commands run as uid %d because %s", r.uid, r.why)
+	attrs := []any{"user", r.name, "uid", r.uid}
+	if r.cred != nil {
+		attrs = append(attrs, "gid", r.cred.Gid, "home", r.home)
+	}
+	if a := r.acl; a != nil {
+		attrs = append(attrs, "acl_granted", a.entries, "acl_left_private", a.skipped)
+		if len(a.search) > 0 {
+			attrs = append(attrs, "acl_search_on", strings.Join(a.search, ":"))
+		}
+	}
+	if r.uid == 0 {
+		log.Warn(msg+"; they can read sandboxd's memory and the token file, and signal any process", attrs...)
+		return
+	}
+	log.Info(msg, attrs...)
 }

@@ -44,12 +44,14 @@ func New(secrets map[string]string) *Scrubber {
 			continue
 		}
 		kind := "secret:" + name
-		add(v, kind)
-		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-			add(enc.EncodeToString([]byte(v)), kind+":base64")
+		for _, part := range append([]string{v}, headerValues(name, v)...) {
+			add(part, kind)
+			for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+				add(enc.EncodeToString([]byte(part)), kind+":base64")
+			}
+			add(url.QueryEscape(part), kind+":url")
+			add(url.PathEscape(part), kind+":url")
 		}
-		add(url.QueryEscape(v), kind+":url")
-		add(url.PathEscape(v), kind+":url")
 	}
 	sort.SliceStable(s.values, func(i, j int) bool { return len(s.values[i].text) > len(s.values[j].text) })
 	return s
@@ -197,4 +199,49 @@ func insideRedaction(text string, i int) bool {
 	}
 	end := strings.IndexByte(text[open:], ']')
 	return end >= 0 && open+end >= i
+}
+
+// headerValues are the parts of a secret that is a header list, as
+// OTEL_EXPORTER_OTLP_HEADERS holds (NAME=VALUE,... with values
+// URL-encoded), that may be printed alone: the value of each header
+// whose name says it holds a credential (or that looks random, 16 bytes
+// or more: a dataset's name must not be redacted from all output),
+// encoded and decoded, and the credentials after an auth scheme (Bearer
+// KEY). Only a secret whose name ends in HEADERS is read so.
+func headerValues(name, v string) []string {
+	if !strings.HasSuffix(strings.ToUpper(name), "HEADERS") {
+		return nil
+	}
+	var out []string
+	for _, pair := range strings.Split(v, ",") {
+		header, val, ok := strings.Cut(pair, "=")
+		if !ok {
+			continue
+		}
+		val = strings.TrimSpace(val)
+		dec, err := url.PathUnescape(val)
+		if err != nil {
+			dec = val
+		}
+		if !credentialHeader(header) && !headerValue(dec, 0) {
+			continue
+		}
+		out = append(out, val, dec)
+		if _, cred, ok := strings.Cut(dec, " "); ok {
+			out = append(out, strings.TrimSpace(cred))
+		}
+	}
+	return out
+}
+
+// credentialHeader says whether an HTTP header's name says it carries a
+// credential.
+func credentialHeader(name string) bool {
+	n := strings.ToLower(strings.TrimSpace(name))
+	for _, w := range []string{"auth", "key", "token", "secret", "pass", "x-honeycomb-team"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }

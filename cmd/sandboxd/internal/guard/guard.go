@@ -5,14 +5,20 @@
 // the commands a line would run — in pipelines, lists, subshells,
 // command substitutions, behind VAR=x prefixes and wrappers like env,
 // timeout or xargs, in the strings of bash -c and eval, by path or by
-// name, escaped or quoted — and not words that merely appear in
-// arguments, strings or comments. Paths are judged cleaned (/. is /) and
-// $HOME, ${HOME}, "$HOME" and ~ as the home directory. A command named by
-// a relative path (./tools/mount) is the project's own and passes.
+// name, escaped, quoted, ANSI-C encoded ($'\x73udo') or brace-expanded
+// ({sudo,}), or printed by a literal echo or printf in a command
+// substitution ($(printf sud)o) — and not words that merely appear in
+// arguments, strings or comments.
+// Code handed over otherwise is judged where the line spells it out: a
+// script piped or redirected into a shell, an interpreter's program
+// that starts processes, a makefile, a program git is told to run
+// (feeds.go). Paths are judged cleaned (/. is /) and $HOME, ${HOME},
+// "$HOME" and ~ as the home directory. A command named by a relative
+// path (./tools/mount) is the project's own and passes.
 //
 // It is a guard against mistakes, not a security boundary: a command
-// built at run time ($(printf sud)o, eval of a variable, a script file)
-// is not seen.
+// built at run time from what the line does not show (eval of a
+// variable, a script file) is not seen.
 // The container sandboxd runs in is the boundary.
 package guard
 
@@ -88,8 +94,23 @@ func check(command string, depth int) (*Refusal, error) {
 		if refusal != nil {
 			return false
 		}
-		if call, ok := n.(*syntax.CallExpr); ok {
-			refusal = checkCall(resolveAll(call.Args), depth)
+		switch n := n.(type) {
+		case *syntax.CallExpr:
+			args := resolveAll(n.Args)
+			refusal = checkCall(args, depth)
+			if refusal == nil && len(args) > 0 && args[0].known && path.Base(args[0].value) == "git" {
+				refusal = judgeGitEnv(n.Assigns, depth)
+			}
+		case *syntax.Stmt:
+			if text, ok := stdinText(n); ok {
+				refusal = checkFed(n, text, depth)
+			}
+		case *syntax.BinaryCmd:
+			if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
+				if out, ok := printed(n.X); ok {
+					refusal = checkFed(pipeHead(n.Y), out, depth)
+				}
+			}
 		}
 		return true
 	})
@@ -109,6 +130,9 @@ func checkCall(args []arg, depth int) *Refusal {
 		}
 		name := path.Base(word)
 		if r := judge(name, word, args[1:]); r != nil {
+			return r
+		}
+		if r := judgeRunner(name, args[1:], depth); r != nil {
 			return r
 		}
 		if script, ok := commandString(name, args[1:]); ok {

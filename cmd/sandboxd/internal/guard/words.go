@@ -1,8 +1,10 @@
 package guard
 
 import (
+	"slices"
 	"strings"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -18,9 +20,11 @@ const (
 var symbols = map[string]string{"HOME": symHome, "PPID": symPPID}
 
 // resolve is what the shell makes of a word, when that is known without
-// running anything: quotes removed, backslash escapes applied, a leading
-// ~ and the variables in symbols kept as their symbols. ok is false for
-// a word built at run time ($(...), $x, globs are kept as written).
+// running anything: quotes removed, backslash and ANSI-C ($'\x73')
+// escapes applied, a leading ~ and the variables in symbols kept as
+// their symbols, and a command substitution of a literal echo or printf
+// replaced by what it prints. ok is false for a word built at run time
+// (any other $(...), $x; globs are kept as written).
 func resolve(w *syntax.Word) (string, bool) {
 	var b strings.Builder
 	for i, part := range w.Parts {
@@ -32,7 +36,11 @@ func resolve(w *syntax.Word) (string, bool) {
 			}
 			b.WriteString(v)
 		case *syntax.SglQuoted:
-			b.WriteString(p.Value)
+			if p.Dollar {
+				b.WriteString(ansiC(p.Value))
+			} else {
+				b.WriteString(p.Value)
+			}
 		case *syntax.DblQuoted:
 			for _, q := range p.Parts {
 				switch q := q.(type) {
@@ -44,10 +52,22 @@ func resolve(w *syntax.Word) (string, bool) {
 						return "", false
 					}
 					b.WriteString(sym)
+				case *syntax.CmdSubst:
+					out, ok := substOutput(q)
+					if !ok {
+						return "", false
+					}
+					b.WriteString(out)
 				default:
 					return "", false
 				}
 			}
+		case *syntax.CmdSubst:
+			out, ok := substOutput(p)
+			if !ok {
+				return "", false
+			}
+			b.WriteString(out)
 		case *syntax.ParamExp:
 			sym, ok := symbol(p)
 			if !ok {
@@ -108,10 +128,58 @@ type arg struct {
 	known bool
 }
 
+// resolveAll resolves words into arguments. A word with an unquoted
+// command substitution is split at whitespace, as the shell splits
+// what it prints: $(echo sudo id) is two words.
 func resolveAll(ws []*syntax.Word) []arg {
-	out := make([]arg, len(ws))
-	for i, w := range ws {
-		out[i].value, out[i].known = resolve(w)
+	out := make([]arg, 0, len(ws))
+	for _, w := range ws {
+		if words, ok := braces(w); ok {
+			// s{u,}do is sudo sdo; {sudo,} is sudo (a null word goes).
+			for _, b := range words {
+				if v, ok := resolve(b); !ok || v != "" {
+					out = append(out, arg{v, ok})
+				}
+			}
+			continue
+		}
+		v, ok := resolve(w)
+		if ok && unquotedSubst(w) {
+			for _, f := range strings.Fields(v) {
+				out = append(out, arg{f, true})
+			}
+			continue
+		}
+		out = append(out, arg{v, ok})
 	}
 	return out
+}
+
+func unquotedSubst(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if _, ok := p.(*syntax.CmdSubst); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// maxBraceWords bounds the words a brace expansion is followed into.
+const maxBraceWords = 64
+
+// braces is w brace-expanded, when it holds a brace expansion, without
+// changing w; ok is false when it holds none or too many words.
+func braces(w *syntax.Word) ([]*syntax.Word, bool) {
+	c := &syntax.Word{Parts: slices.Clone(w.Parts)}
+	if !syntax.SplitBraces(c) {
+		return nil, false
+	}
+	var out []*syntax.Word
+	for b, err := range expand.BracesSeq(nil, c) {
+		if err != nil || len(out) == maxBraceWords {
+			return nil, false
+		}
+		out = append(out, b)
+	}
+	return out, true
 }

@@ -104,25 +104,32 @@ func New(opts Options) (*Host, error) {
 	if len(explicit) == 0 {
 		explicit = opts.ConfigDirs
 	}
-	scan, err := discovery.Scan(discovery.SearchDirs(explicit, *env))
-	if err != nil {
-		return nil, fmt.Errorf("scan plugin directories: %w", err)
-	}
 	h := &Host{
 		opts:      opts,
 		log:       opts.Logger,
-		scan:      scan,
 		instances: make(map[string]*instance),
 	}
+	if opts.LockPath != "" {
+		var err error
+		if h.lock, err = lockfile.Read(opts.LockPath); err != nil {
+			return nil, err
+		}
+	}
+	// A plugin another user owns runs only when the lock file vouches
+	// for its content (its launch checks the hash again).
+	var pinned discovery.Pinned
+	if h.lock != nil {
+		pinned = func(c discovery.Candidate) bool { return h.lock.Verify(c.Name, c.Version, c.Path) == nil }
+	}
+	scan, err := discovery.ScanPinned(discovery.SearchDirs(explicit, *env), pinned)
+	if err != nil {
+		return nil, fmt.Errorf("scan plugin directories: %w", err)
+	}
+	h.scan = scan
 	if !opts.NoCache {
 		h.cache.dir = opts.CacheDir
 		if h.cache.dir == "" {
 			h.cache.dir = DefaultCacheDir()
-		}
-	}
-	if opts.LockPath != "" {
-		if h.lock, err = lockfile.Read(opts.LockPath); err != nil {
-			return nil, err
 		}
 	}
 	if opts.Reattach != "" {

@@ -151,7 +151,12 @@ func (s *pluginSandbox) Close() error {
 	if s.open == nil {
 		return nil
 	}
-	err := s.open.Close()
+	open := s.open
 	s.open = nil
-	return err
+	if s.inst.frozen() {
+		// Asking would wait closeTimeout for nothing: the host kills
+		// the process when it closes.
+		return sandbox.Errorf(sandbox.KindTransport, "close sandbox %s: plugin %s is stopped (SIGSTOP or a tracer); not asked", s.name, s.Plugin())
+	}
+	return open.Close()
 }

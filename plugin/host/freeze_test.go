@@ -1,0 +1,82 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// TestPluginSIGSTOPMidCall freezes the plugin process while it serves a
+// call with a 3 s timeout: the call returns a timeout at its deadline
+// (plus the hop's grace), closing the sandbox and the host do not wait on
+// the frozen plugin, and the plugin process is gone, not left stopped.
+func TestPluginSIGSTOPMidCall(t *testing.T) {
+	dir := t.TempDir()
+	install(t, testPlugin, dir, "promptkit-sandbox-test_v1.0.0")
+	st := trackStarts(t)
+	h := newHost(t, Options{Dirs: []string{dir}})
+	sb := open(t, h, config.Sandbox{Mode: "test_hang"})
+	pids := st.pids(t)
+	if len(pids) != 1 {
+		t.Fatalf("%d plugin processes, want 1", len(pids))
+	}
+	pid := pids[0]
+	t.Cleanup(func() {
+		// Whatever failed, nothing is left stopped.
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		_ = syscall.Kill(pid, syscall.SIGCONT)
+	})
+
+	const timeout = 3 * time.Second
+	type result struct {
+		err  error
+		took time.Duration
+	}
+	res := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		_, err := sb.Spawn(context.Background(), sandbox.Request{Command: "x", Timeout: timeout})
+		res <- result{err, time.Since(start)}
+	}()
+	time.Sleep(300 * time.Millisecond) // the call is in the plugin
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	var r result
+	select {
+	case r = <-res:
+	case <-time.After(timeout + 10*time.Second):
+		t.Fatal("Spawn on a frozen plugin did not return")
+	}
+	if !errors.Is(r.err, sandbox.ErrTimeout) || !strings.Contains(r.err.Error(), "timed out after 3s") {
+		t.Errorf("Spawn: %v, want a timeout after 3s", r.err)
+	}
+	// The host holds the deadline: 3 s, and a second of grace for the
+	// plugin's answer.
+	if r.took < timeout || r.took > timeout+3*time.Second {
+		t.Errorf("Spawn returned after %v, want about %v", r.took.Round(time.Millisecond), timeout+time.Second)
+	}
+
+	closed := time.Now()
+	err := sb.(sandbox.Closer).Close()
+	if !errors.Is(err, sandbox.ErrTransport) || !strings.Contains(err.Error(), "is stopped") {
+		t.Errorf("closing the sandbox: %v, want it said the plugin is stopped", err)
+	}
+	if err := h.Close(); err != nil {
+		t.Errorf("Host.Close: %v", err)
+	}
+	if took := time.Since(closed); took > 2*time.Second {
+		t.Errorf("closing took %v on a frozen plugin", took.Round(time.Millisecond))
+	}
+	waitGone(t, 5*time.Second, pid)
+	if proctest.Alive(pid) {
+		t.Fatalf("plugin %d still alive", pid)
+	}
+}

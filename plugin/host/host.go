@@ -80,6 +80,9 @@ type Host struct {
 	// provisioned maps the id of each sandbox provisioned through this
 	// host to the plugin that holds it.
 	provisioned map[string]*instance
+	// undescribed holds, by path, why a plugin could not be asked which
+	// modes it serves (see ModeHint).
+	undescribed map[string]error
 	closed      bool
 }
 

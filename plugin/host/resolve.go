@@ -172,6 +172,7 @@ func (h *Host) modes(ctx context.Context) []string {
 			continue
 		}
 		d, err := inst.describe(ctx, true)
+		h.noteDescribe(inst.cand, err)
 		if err != nil {
 			log := h.log.Warn
 			if isRememberedFailure(err) {
@@ -218,10 +219,41 @@ func serves(modes []plugin.ModeInfo, mode string) bool {
 	return false
 }
 
-// ModeHint says where plugins were looked for, for unknown-mode messages.
-func (h *Host) ModeHint() string {
-	if len(h.scan.Dirs) == 0 {
-		return "no plugin directories to search"
+// noteDescribe records why the plugin in c could not say which modes it
+// serves (or forgets it, once it could), for ModeHint.
+func (h *Host) noteDescribe(c discovery.Candidate, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err == nil {
+		delete(h.undescribed, c.Path)
+		return
 	}
-	return "plugin directories searched: " + strings.Join(h.scan.Dirs, ", ")
+	if h.undescribed == nil {
+		h.undescribed = make(map[string]error)
+	}
+	h.undescribed[c.Path] = err
+}
+
+// ModeHint says where plugins were looked for, and why any plugin found
+// could not say which modes it serves, for unknown-mode messages: the
+// mode asked for may be that plugin's, and the reason must reach the
+// user whatever the log level.
+func (h *Host) ModeHint() string {
+	var b strings.Builder
+	if len(h.scan.Dirs) == 0 {
+		b.WriteString("no plugin directories to search")
+	} else {
+		b.WriteString("plugin directories searched: " + strings.Join(h.scan.Dirs, ", "))
+	}
+	h.mu.Lock()
+	paths := make([]string, 0, len(h.undescribed))
+	for p := range h.undescribed {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		fmt.Fprintf(&b, "; plugin %s could not be asked which modes it serves: %v", p, h.undescribed[p])
+	}
+	h.mu.Unlock()
+	return b.String()
 }

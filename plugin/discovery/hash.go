@@ -21,9 +21,15 @@ func SHA256(path string) (string, error) {
 		return "", fmt.Errorf("hash plugin file: %w", err)
 	}
 	defer f.Close()
+	return SHA256Of(f)
+}
+
+// SHA256Of hashes the rest of f, from its current offset: the hex
+// SHA-256 of a plugin file already opened (see OpenRegular).
+func SHA256Of(f *os.File) (string, error) {
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("hash plugin file %s: %w", path, err)
+		return "", fmt.Errorf("hash plugin file %s: %w", f.Name(), err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

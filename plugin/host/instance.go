@@ -317,11 +317,22 @@ func (i *instance) launch() (*process, error) {
 		cfg.VersionedPlugins = nil
 		return i.connect(&process{client: goplugin.NewClient(cfg), reattached: true, log: i.log})
 	}
-	// Integrity first: nothing runs that the lock file does not vouch for.
+	// Integrity first: nothing runs that the lock file does not vouch
+	// for, and what runs is the file that was hashed — executed through
+	// the descriptor the hash read, so that whoever can write where it
+	// was found (its owner, for a pinned plugin of another user) cannot
+	// swap it between the check and the exec.
+	var bin *os.File
 	if i.host.lock != nil {
-		if err := i.host.lock.Verify(i.cand.Name, i.cand.Version, i.cand.Path); err != nil {
+		f, err := discovery.OpenRegular(i.cand.Path)
+		if err != nil {
 			return nil, sandbox.NewError(sandbox.KindStart, "refused to start plugin", err)
 		}
+		defer f.Close() // the child has its own copy once it has started
+		if err := i.host.lock.VerifyFile(i.cand.Name, i.cand.Version, i.cand.Path, f); err != nil {
+			return nil, sandbox.NewError(sandbox.KindStart, "refused to start plugin", err)
+		}
+		bin = f
 	}
 	// The socket goes in a directory only we can enter, removed with the
 	// process even when the plugin crashed and never cleaned up.
@@ -344,6 +355,16 @@ func (i *instance) launch() (*process, error) {
 		plugin.EnvLogLevel + "=" + levelName(i.host.log),
 		goplugin.EnvUnixSocketDir + "=" + sockDir,
 	}, tracing.PluginEnv(os.Environ())...)
+	if bin != nil {
+		// The child runs the file it inherits (an inherited descriptor,
+		// not a close-on-exec one, so that a #! script runs too); its
+		// argv[0] is still the path, which a plugin may read its name
+		// from. Serve closes the descriptor once running.
+		fd := 3 + len(cmd.ExtraFiles)
+		cmd.Path = fmt.Sprintf("/proc/self/fd/%d", fd)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, bin)
+		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", plugin.EnvExecFD, fd))
+	}
 	tlsPair, err := plugin.NewLaunchTLS()
 	if err != nil {
 		_ = os.RemoveAll(sockDir)

@@ -1,12 +1,15 @@
 package host
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-version"
 
 	"github.com/altairalabs/promptkit-sandbox/hooks/config"
 	"github.com/altairalabs/promptkit-sandbox/plugin/discovery"
@@ -90,5 +93,52 @@ func TestHostRefusesFIFOLockFile(t *testing.T) {
 			_ = f.Close()
 		}
 		t.Fatal("New still blocked on a FIFO lock file after 5s")
+	}
+}
+
+// TestLockedPluginRunsThroughItsHashedDescriptor: with a lock file in
+// force the host runs the plugin through the descriptor it hashed; the
+// plugin keeps its path as argv[0] and closes that descriptor, so the
+// commands it runs do not inherit it.
+func TestLockedPluginRunsThroughItsHashedDescriptor(t *testing.T) {
+	dir := t.TempDir()
+	path := install(t, testPlugin, dir, "promptkit-sandbox-test_v1.0.0")
+	sum, err := discovery.SHA256(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := &lockfile.Lock{}
+	v, _ := version.NewVersion("1.0.0")
+	lock.Set("test", v, sum)
+	lockPath := filepath.Join(t.TempDir(), lockfile.FileName)
+	if err := lockfile.Write(lockPath, lock); err != nil {
+		t.Fatal(err)
+	}
+	st := trackStarts(t)
+	h := newHost(t, Options{Dirs: []string{dir}, LockPath: lockPath})
+	open(t, h, config.Sandbox{Mode: "test_direct"})
+	pids := st.pids(t)
+	if len(pids) != 1 {
+		t.Fatalf("%d plugin starts, want 1", len(pids))
+	}
+	proc := fmt.Sprintf("/proc/%d", pids[0])
+	cmdline, err := os.ReadFile(proc + "/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if argv0, _, _ := strings.Cut(string(cmdline), "\x00"); argv0 != path {
+		t.Errorf("argv[0] = %q, want %q", argv0, path)
+	}
+	if exe, err := os.Readlink(proc + "/exe"); err != nil || exe != path {
+		t.Errorf("exe = %q, %v; want %q", exe, err, path)
+	}
+	fds, err := os.ReadDir(proc + "/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range fds {
+		if target, _ := os.Readlink(proc + "/fd/" + fd.Name()); target == path {
+			t.Errorf("the plugin still holds its binary open on fd %s", fd.Name())
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -26,7 +27,7 @@ type foreignError struct {
 
 func (e *foreignError) Error() string {
 	return fmt.Sprintf("%s is owned by %s, not by you (%s) or root: its owner could replace what runs as you; "+
-		"chown it (and every directory above it) to yourself or root, move the plugin to a directory you own, or pin it by SHA-256 in the lock file",
+		"chown it (and every directory above it) to yourself or root, move the plugin to a directory you own, or pin it by SHA-256 in a lock file you or root own",
 		e.what, describeUID(e.uid), describeUID(uint32(e.self)))
 }
 
@@ -86,4 +87,40 @@ func checkAncestors(dir string) (string, *foreignError) {
 			return "", nil
 		}
 	}
+}
+
+// CheckTrusted returns why the file at path (a symlink judged by its
+// target) could be replaced by someone other than the user running this
+// process or root, or nil when it could not: it and every directory above
+// it belong to one of them, and neither it nor its directory is writable
+// by group or others. A lock file must pass it for its pins to let
+// another user's plugin run: a lock that user wrote would vouch for
+// anything they like.
+func CheckTrusted(path string) error {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err
+	}
+	info, err := os.Stat(real)
+	if err != nil {
+		return err
+	}
+	if fe := checkOwner("file "+real, info); fe != nil {
+		return fe
+	}
+	if info.Mode().Perm()&unsafeBits != 0 {
+		return fmt.Errorf("file %s is writable by group or others (mode %s)", real, info.Mode())
+	}
+	dir := filepath.Dir(real)
+	dinfo, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if why := checkDir(dir, dinfo); why != "" {
+		return errors.New(why)
+	}
+	if why, _ := checkAncestors(dir); why != "" {
+		return errors.New(why)
+	}
+	return nil
 }

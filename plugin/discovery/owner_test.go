@@ -29,7 +29,7 @@ func chown(t *testing.T, path string, uid int) {
 // foreignMsg is the refusal of what, owned by otherUID, as root sees it.
 func foreignMsg(what string) string {
 	return what + " is owned by uid 12345, not by you (uid 0 (root)) or root: its owner could replace what runs as you; " +
-		"chown it (and every directory above it) to yourself or root, move the plugin to a directory you own, or pin it by SHA-256 in the lock file"
+		"chown it (and every directory above it) to yourself or root, move the plugin to a directory you own, or pin it by SHA-256 in a lock file you or root own"
 }
 
 // TestScanRefusesPluginsOfOtherUsers: as root, a plugin file another user

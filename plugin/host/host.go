@@ -119,10 +119,16 @@ func New(opts Options) (*Host, error) {
 		}
 	}
 	// A plugin another user owns runs only when the lock file vouches
-	// for its content (its launch checks the hash again).
+	// for its content (its launch runs what it hashed), and only a lock
+	// file no other user could have written may vouch: its pins are
+	// enforced whoever owns it, but waive nothing otherwise.
 	var pinned discovery.Pinned
 	if h.lock != nil {
-		pinned = func(c discovery.Candidate) bool { return h.lock.Verify(c.Name, c.Version, c.Path) == nil }
+		if err := discovery.CheckTrusted(opts.LockPath); err != nil {
+			h.log.Warn("the lock file's pins do not let plugins of other users run", "lock", opts.LockPath, "reason", err)
+		} else {
+			pinned = func(c discovery.Candidate) bool { return h.lock.Verify(c.Name, c.Version, c.Path) == nil }
+		}
 	}
 	scan, err := discovery.ScanPinned(discovery.SearchDirs(explicit, *env), pinned)
 	if err != nil {

@@ -37,9 +37,12 @@ func TestPluginOfAnotherUserDoesNotRun(t *testing.T) {
 	h := newHost(t, Options{Env: env})
 	_, err := h.Open(config.Sandbox{Name: "sb", Mode: "test_direct"})
 	why := "file " + path + " is owned by uid 12345, not by you (uid 0 (root)) or root: its owner could replace what runs as you; " +
-		"chown it (and every directory above it) to yourself or root, move the plugin to a directory you own, or pin it by SHA-256 in the lock file"
-	if err == nil || !strings.Contains(err.Error(), `no plugin serves mode "test_direct"`) {
-		t.Fatalf("Open: got %v, want no plugin to serve the mode", err)
+		"chown it (and every directory above it) to yourself or root, move the plugin to a directory you own, or pin it by SHA-256 in a lock file you or root own"
+	if err == nil || !strings.Contains(err.Error(), `no plugin serves mode "test_direct"`) || !strings.Contains(err.Error(), "; refused "+path+": "+why) {
+		t.Fatalf("Open: got %v, want no plugin to serve the mode, and why %s was refused", err, path)
+	}
+	if hint := h.ModeHint(); !strings.Contains(hint, "; refused "+path+": "+why) {
+		t.Errorf("ModeHint (which ends an unknown-mode error) does not say why %s was refused: %s", path, hint)
 	}
 	var refused string
 	for _, c := range h.Candidates() {
@@ -68,6 +71,19 @@ func TestPluginOfAnotherUserDoesNotRun(t *testing.T) {
 	open(t, h, config.Sandbox{Mode: "test_direct"})
 	if pids := st.pids(t); len(pids) != 1 {
 		t.Fatalf("pinned plugin: %d starts, want 1", len(pids))
+	}
+
+	// A lock file the other user owns could vouch for anything they
+	// like: its pins waive nothing.
+	if err := os.Chown(lockPath, otherUID, otherUID); err != nil {
+		t.Fatal(err)
+	}
+	h = newHost(t, Options{Env: env, LockPath: lockPath})
+	if _, err := h.Open(config.Sandbox{Name: "sb", Mode: "test_direct"}); err == nil || !strings.Contains(err.Error(), "; refused "+path+": "+why) {
+		t.Fatalf("pinned by another user's lock file: Open got %v, want the plugin refused: %s", err, why)
+	}
+	if pids := st.pids(t); len(pids) != 1 {
+		t.Fatalf("another user's lock file let their plugin run: %d starts, want 1", len(pids))
 	}
 }
 

@@ -80,3 +80,42 @@ func TestPluginSIGSTOPMidCall(t *testing.T) {
 		t.Fatalf("plugin %d still alive", pid)
 	}
 }
+
+// TestWedgedPluginKilledOnClose: a plugin that is running but answers
+// nothing — spinning on its only thread, not stopped, so the host cannot
+// tell it apart from a slow one until it has waited — is SIGKILLed
+// killWait after it was asked to exit, and Close returns.
+func TestWedgedPluginKilledOnClose(t *testing.T) {
+	dir := t.TempDir()
+	install(t, testPlugin, dir, "promptkit-sandbox-test_v1.0.0")
+	t.Setenv("TESTPLUGIN_WEDGE", "1")
+	st := trackStarts(t)
+	h := newHost(t, Options{Dirs: []string{dir}})
+	sb := open(t, h, config.Sandbox{Mode: "test_hang"})
+	pids := st.pids(t)
+	if len(pids) != 1 {
+		t.Fatalf("%d plugin processes, want 1", len(pids))
+	}
+	pid := pids[0]
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+
+	_, err := sb.Spawn(context.Background(), sandbox.Request{Command: "x", Timeout: time.Second})
+	if !errors.Is(err, sandbox.ErrTimeout) {
+		t.Fatalf("Spawn on a wedged plugin: %v, want a timeout", err)
+	}
+	closed := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- h.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Host.Close: %v", err)
+		}
+	case <-time.After(killWait + reapWait + 5*time.Second):
+		t.Fatal("Host.Close still waiting on a wedged plugin")
+	}
+	if took := time.Since(closed); took < killWait || took > killWait+reapWait+time.Second {
+		t.Errorf("Host.Close took %v, want about %v", took.Round(time.Millisecond), killWait)
+	}
+	waitGone(t, 5*time.Second, pid)
+}

@@ -3,12 +3,16 @@ package host
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/hooks"
 	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/hooks/wire"
 	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
@@ -116,6 +120,71 @@ func TestWedgedPluginKilledOnClose(t *testing.T) {
 	}
 	if took := time.Since(closed); took < killWait || took > killWait+reapWait+time.Second {
 		t.Errorf("Host.Close took %v, want about %v", took.Round(time.Millisecond), killWait)
+	}
+	waitGone(t, 5*time.Second, pid)
+}
+
+// TestRuntimeWithFrozenPluginCloses is hook run's path with its plugin
+// SIGSTOPped mid-call: the filter hook (timeout_ms 3000) is denied at
+// its deadline, and closing the runtime — its sandboxes, then the plugin
+// host — returns at once and leaves no plugin process, stopped or not.
+func TestRuntimeWithFrozenPluginCloses(t *testing.T) {
+	dir := t.TempDir()
+	pdir := filepath.Join(dir, "plugins")
+	install(t, testPlugin, pdir, "promptkit-sandbox-test_v1.0.0")
+	cfg := filepath.Join(dir, "runtime.yaml")
+	doc := "apiVersion: promptkit.altairalabs.ai/v1alpha1\nkind: RuntimeConfig\nspec:\n  sandboxes:\n    a: {mode: test_hang}\n    b: {mode: test_hang}\n" +
+		"  hooks:\n    h:\n      command: x\n      hook: provider\n      phases: [before_call]\n      sandbox: a\n      timeout_ms: 3000\n"
+	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := trackStarts(t)
+	rt, err := hooks.Load(cfg, hooks.Options{Plugins: func(string, []string) (hooks.Plugins, error) {
+		return New(Options{Dirs: []string{pdir}, Env: emptyEnv(t), CacheDir: t.TempDir()})
+	}})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	pids := st.pids(t)
+	if len(pids) != 1 {
+		t.Fatalf("%d plugin processes, want 1", len(pids))
+	}
+	pid := pids[0]
+	t.Cleanup(func() {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		_ = syscall.Kill(pid, syscall.SIGCONT)
+	})
+	decided := make(chan hooks.Decision, 1)
+	go func() {
+		d, _ := rt.Call(context.Background(), "h", &wire.Payload{Hook: wire.HookProvider, Phase: "before_call",
+			ProviderRequest: &wire.ProviderRequest{ProviderID: "openai", Model: "gpt-4o"}})
+		decided <- d
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case d := <-decided:
+		if d.Allow || !strings.Contains(d.Reason, "timed out after 3s") {
+			t.Errorf("decision %+v, want a deny for the timeout", d)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the filter hook on a frozen plugin did not return")
+	}
+	closed := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- rt.Close(context.Background()) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "is stopped") {
+			t.Errorf("Close: %v, want it to say the plugin is stopped", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("closing the runtime still waiting on a frozen plugin")
+	}
+	if took := time.Since(closed); took > 2*time.Second {
+		t.Errorf("closing the runtime took %v", took.Round(time.Millisecond))
 	}
 	waitGone(t, 5*time.Second, pid)
 }

@@ -6,17 +6,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 )
 
 // otherUID owns the files of "another user" in these tests: no account
 // needs to exist for it.
 const otherUID = 12345
 
+// requireRoot: only root can give a file to another user.
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: only root can give a file to another user")
-	}
+	proctest.RequireRoot(t)
 }
 
 func chown(t *testing.T, path string, uid int) {

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-version"
 
 	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 	"github.com/altairalabs/promptkit-sandbox/plugin/discovery"
 	"github.com/altairalabs/promptkit-sandbox/plugin/lockfile"
 )
@@ -21,9 +22,7 @@ import (
 // owns, does not run it, and says why; pinned in the lock file by its
 // SHA-256, it runs.
 func TestPluginOfAnotherUserDoesNotRun(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: only root can give a file to another user")
-	}
+	proctest.RequireRoot(t) // only root can give a file to another user
 	const otherUID = 12345
 	proj := t.TempDir()
 	dir := filepath.Join(proj, ".promptkit", "plugins")

@@ -106,8 +106,10 @@ func (s *pluginSandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox
 	resp, err := rs.Spawn(ctx, req)
 	// Only the hop's own failure retires the process: a backend's
 	// transport error is this call's alone, and the plugin goes on
-	// serving every other call.
-	if errors.Is(err, plugin.ErrConnection) {
+	// serving every other call. So does a process found stopped when a
+	// call timed out on it: it would answer no call again, and each would
+	// wait its whole timeout; killed, the next call starts a new one.
+	if errors.Is(err, plugin.ErrConnection) || errors.Is(err, sandbox.ErrTimeout) && s.inst.frozen() {
 		s.inst.broken(gen)
 	}
 	return resp, err

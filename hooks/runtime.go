@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -151,15 +152,15 @@ func open(file *config.File, opts Options, builtin *sandbox.Registry, plugins Pl
 		telemetry: newTelemetry(opts.Metrics, opts.TracerProvider),
 	}
 	var problems []config.Problem
-	for _, s := range file.Sandboxes {
-		sb, err := rt.openSandbox(builtin, s)
-		if err != nil {
+	opened, errs := rt.openSandboxes(builtin, file.Sandboxes)
+	for i, s := range file.Sandboxes {
+		if err := errs[i]; err != nil {
 			pr := file.SandboxProblem(s, err.Error())
 			pr.Err = err
 			problems = append(problems, pr)
 			continue
 		}
-		rt.sandboxes[s.Name] = sb
+		rt.sandboxes[s.Name] = opened[i]
 	}
 	if len(problems) > 0 {
 		_ = rt.release()
@@ -363,6 +364,30 @@ func (rt *Runtime) openSandbox(builtin *sandbox.Registry, s config.Sandbox) (san
 	return rt.plugins.Open(s)
 }
 
+// openConcurrency bounds how many sandboxes of one config open at once.
+const openConcurrency = 8
+
+// openSandboxes opens every sandbox of a config side by side, so that
+// what they wait on together — an engine that does not answer, a plugin
+// slow to start — costs one open timeout, not one per sandbox. The
+// results are in the order of sandboxes.
+func (rt *Runtime) openSandboxes(builtin *sandbox.Registry, sandboxes []config.Sandbox) ([]sandbox.Sandbox, []error) {
+	opened := make([]sandbox.Sandbox, len(sandboxes))
+	errs := make([]error, len(sandboxes))
+	slots := make(chan struct{}, openConcurrency)
+	var wg sync.WaitGroup
+	for i, s := range sandboxes {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			opened[i], errs[i] = rt.openSandbox(builtin, s)
+		}()
+	}
+	wg.Wait()
+	return opened, errs
+}
+
 // release closes the sandboxes, then the plugins that serve them.
 func (rt *Runtime) release() error {
 	err := rt.closeSandboxes()
@@ -372,15 +397,29 @@ func (rt *Runtime) release() error {
 	return err
 }
 
+// closeSandboxes closes the sandboxes side by side: each close is
+// bounded, but a backend that does not answer should cost one bound, not
+// one per sandbox.
 func (rt *Runtime) closeSandboxes() error {
+	var mu sync.Mutex
 	var errs []error
+	var wg sync.WaitGroup
 	for name, sb := range rt.sandboxes {
-		if c, ok := sb.(sandbox.Closer); ok {
-			if err := c.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("close sandbox %q: %w", name, err))
-			}
+		c, ok := sb.(sandbox.Closer)
+		if !ok {
+			continue
 		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Close(); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("close sandbox %q: %w", name, err))
+				mu.Unlock()
+			}
+		}()
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

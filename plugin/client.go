@@ -23,6 +23,19 @@ const maxOutputLimit = 1 << 30
 // closeTimeout bounds RemoteSandbox.Close, which has no context.
 const closeTimeout = 10 * time.Second
 
+// CallTimeout bounds a unary call to a plugin (Describe, Open, Release,
+// List) whose context sets no deadline: a plugin that stopped answering —
+// frozen by SIGSTOP, deadlocked — must not hold its host forever.
+const CallTimeout = sandbox.DefaultOpenTimeout
+
+// bounded is ctx, with CallTimeout as its deadline when it has none.
+func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, CallTimeout)
+}
+
 // Client is the host's connection to one plugin process: what dispensing
 // PluginKey from go-plugin's ClientProtocol returns. It is safe for
 // concurrent use; every sandbox and call shares its one connection.
@@ -89,6 +102,8 @@ func (c *Client) Describe(ctx context.Context) (Description, error) {
 	if err := c.exited(); err != nil {
 		return Description{}, err
 	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	resp, err := c.rpc.Describe(ctx, &sandboxpb.DescribeRequest{}, grpc.MaxCallRecvMsgSize(maxMessage))
 	if err != nil {
 		return Description{}, c.callError(ctx, "describe", err)
@@ -116,6 +131,8 @@ func (c *Client) Open(ctx context.Context, name, mode string, cfg map[string]any
 	if err := c.exited(); err != nil {
 		return nil, err
 	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	if c.PluginName() == "" {
 		if _, err := c.Describe(ctx); err != nil {
 			return nil, err

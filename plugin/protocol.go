@@ -27,6 +27,11 @@ const (
 	// EnvTLSFD names the inherited file descriptor on which the host
 	// passes a plugin its TLS material (see LaunchTLS).
 	EnvTLSFD = "PROMPTKIT_PLUGIN_TLS_FD"
+	// EnvExecFD names the inherited descriptor of the plugin's own
+	// binary, when the host ran it through one (a lock file in force:
+	// the host runs the very file it hashed). Serve closes it, so the
+	// commands a plugin runs do not inherit it.
+	EnvExecFD = "PROMPTKIT_PLUGIN_EXEC_FD"
 	// EnvDebug=1 makes Serve run without a host, for a debugger: it
 	// prints the EnvReattach value a host needs to attach to it.
 	EnvDebug = "PROMPTKIT_PLUGIN_DEBUG"

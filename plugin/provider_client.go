@@ -30,6 +30,15 @@ func (c *Client) Provision(ctx context.Context, spec ProvisionSpec, timeout time
 	if err := c.exited(); err != nil {
 		return Provisioned{}, err
 	}
+	if _, ok := ctx.Deadline(); !ok {
+		d := timeout
+		if d <= 0 {
+			d = DefaultProvisionTimeout
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d+HopGrace)
+		defer cancel()
+	}
 	if c.PluginName() == "" {
 		if _, err := c.Describe(ctx); err != nil {
 			return Provisioned{}, err
@@ -61,6 +70,8 @@ func (c *Client) Release(ctx context.Context, id string) error {
 	if err := c.exited(); err != nil {
 		return err
 	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	if _, err := c.prov.Release(ctx, &sandboxpb.ReleaseRequest{Id: id}); err != nil {
 		return c.providerError(ctx, "release "+id, err)
 	}
@@ -73,6 +84,8 @@ func (c *Client) List(ctx context.Context) ([]Provisioned, error) {
 	if err := c.exited(); err != nil {
 		return nil, err
 	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	resp, err := c.prov.List(ctx, &sandboxpb.ListRequest{}, grpc.MaxCallRecvMsgSize(maxMessage))
 	if err != nil {
 		return nil, c.providerError(ctx, "list", err)

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -162,6 +163,7 @@ func serve(opts ServeOpts) int {
 			defer flushSpans(tp, log)
 		}
 	}
+	closeExecFD()
 	srv := newServer(opts, log)
 	if debugMode(os.Getenv(EnvDebug)) {
 		return serveDebug(opts, srv, log)
@@ -236,6 +238,27 @@ func flushSpans(tp *sdktrace.TracerProvider, log hclog.Logger) {
 	defer cancel()
 	if err := tp.Shutdown(ctx); err != nil {
 		log.Warn("sending the last spans", "error", err)
+	}
+}
+
+// closeExecFD closes the descriptor EnvExecFD names, once it is sure the
+// descriptor is this process's own binary: a wrong number closes nothing.
+func closeExecFD() {
+	v, ok := os.LookupEnv(EnvExecFD)
+	if !ok {
+		return
+	}
+	os.Unsetenv(EnvExecFD)
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return
+	}
+	var inherited, self syscall.Stat_t
+	if syscall.Fstat(fd, &inherited) != nil || syscall.Stat("/proc/self/exe", &self) != nil {
+		return
+	}
+	if inherited.Dev == self.Dev && inherited.Ino == self.Ino {
+		_ = syscall.Close(fd)
 	}
 }
 

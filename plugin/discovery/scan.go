@@ -55,7 +55,16 @@ type Result struct {
 // version wins, and later ones are refused as shadowed. A refused file
 // shadows nothing. Scan fails only when an existing directory cannot be
 // read.
-func Scan(dirs []string) (*Result, error) {
+//
+// A plugin file, or a directory it is in or under, owned by anyone but
+// the user running Scan or root is refused (see Pinned): use ScanPinned
+// to let a lock file vouch for such a file.
+func Scan(dirs []string) (*Result, error) { return ScanPinned(dirs, nil) }
+
+// ScanPinned is Scan, except that a file refused only because it, or a
+// directory above it, belongs to another user is usable when pinned says
+// so. Every other check still applies.
+func ScanPinned(dirs []string, pinned Pinned) (*Result, error) {
 	r := &Result{Dirs: []string{}, Candidates: []Candidate{}}
 	searched := map[string]bool{}
 	winner := map[string]string{} // name and version -> path of the first usable file
@@ -66,7 +75,7 @@ func Scan(dirs []string) (*Result, error) {
 		}
 		searched[dir] = true
 		r.Dirs = append(r.Dirs, dir)
-		found, err := scanDir(dir)
+		found, err := scanDir(dir, pinned)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +96,7 @@ func Scan(dirs []string) (*Result, error) {
 
 // scanDir returns the candidates in one directory, sorted by name, then
 // version (newest first), then file name.
-func scanDir(dir string) ([]Candidate, error) {
+func scanDir(dir string, pinned Pinned) ([]Candidate, error) {
 	info, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || (err == nil && !info.IsDir()) {
 		return nil, nil
@@ -99,7 +108,12 @@ func scanDir(dir string) ([]Candidate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scan plugin directory: %w", err)
 	}
-	dirRefused := checkDir(dir, info)
+	dirRefused, dirForeign := checkDir(dir, info), false
+	if dirRefused == "" {
+		var fe *foreignError
+		dirRefused, fe = checkAncestors(dir)
+		dirForeign = fe != nil
+	}
 	var found []Candidate
 	for _, e := range entries {
 		name, v, err := ParseFileName(e.Name())
@@ -109,8 +123,22 @@ func scanDir(dir string) ([]Candidate, error) {
 		c := Candidate{Name: name, Version: v, Path: filepath.Join(dir, e.Name()), Dir: dir}
 		if err != nil {
 			c.Refused = err.Error()
-		} else if c.Refused = checkFile(c.Path); c.Refused == "" {
-			c.Refused = dirRefused
+			found = append(found, c)
+			continue
+		}
+		why, foreign := checkFile(c.Path)
+		switch {
+		case why == "":
+			why, foreign = dirRefused, dirForeign
+		case foreign && dirRefused != "" && !dirForeign:
+			why, foreign = dirRefused, false // what a pin cannot waive first
+		}
+		c.Refused = why
+		// Only a refusal for ownership alone may be waived, and only
+		// once everything else about the file is right: the pin hashes
+		// it, which must not be tried on a FIFO.
+		if c.Refused != "" && foreign && pinned != nil && pinned(c) {
+			c.Refused = ""
 		}
 		found = append(found, c)
 	}
@@ -141,37 +169,55 @@ func checkDir(dir string, info fs.FileInfo) string {
 	return ""
 }
 
-// checkFile returns why the file at path must not run, or "". A symlink
-// is judged by its target: the target file and the target's directory.
-func checkFile(path string) string {
+// checkFile returns why the file at path must not run, or "", and whether
+// that is only because another user owns it or a directory above it. A
+// symlink is judged by its target: the target file and the directories
+// the target is in and under.
+func checkFile(path string) (string, bool) {
 	info, err := os.Lstat(path)
 	if err != nil {
-		return fmt.Sprintf("cannot inspect: %v", err)
+		return fmt.Sprintf("cannot inspect: %v", err), false
 	}
-	what := "file"
+	what, owned := "file", "file "+path
+	targetDir := ""
 	if info.Mode()&fs.ModeSymlink != 0 {
 		target, err := filepath.EvalSymlinks(path)
 		if err != nil {
-			return fmt.Sprintf("broken symlink: %v", err)
+			return fmt.Sprintf("broken symlink: %v", err), false
 		}
 		if info, err = os.Stat(target); err != nil {
-			return fmt.Sprintf("cannot inspect symlink target: %v", err)
+			return fmt.Sprintf("cannot inspect symlink target: %v", err), false
 		}
 		what = "symlink target " + target
-		if why := checkTargetDir(filepath.Dir(target)); why != "" {
-			return why
+		owned = what
+		targetDir = filepath.Dir(target)
+		if why := checkTargetDir(targetDir); why != "" {
+			return why, false
 		}
 	}
 	mode := info.Mode()
 	switch {
 	case !mode.IsRegular():
-		return fmt.Sprintf("%s is not a regular file (mode %s)", what, mode)
+		return fmt.Sprintf("%s is not a regular file (mode %s)", what, mode), false
 	case mode.Perm()&unsafeBits != 0:
-		return fmt.Sprintf("%s is writable by group or others (mode %s)", what, mode)
+		return fmt.Sprintf("%s is writable by group or others (mode %s)", what, mode), false
 	case mode.Perm()&0o100 == 0:
-		return fmt.Sprintf("%s is not executable by its owner (mode %s)", what, mode)
+		return fmt.Sprintf("%s is not executable by its owner (mode %s)", what, mode), false
 	}
-	return ""
+	var above string
+	var aboveForeign *foreignError
+	if targetDir != "" {
+		if above, aboveForeign = checkAncestors(targetDir); above != "" {
+			above = "symlink target: " + above
+			if aboveForeign == nil {
+				return above, false // what a pin cannot waive first
+			}
+		}
+	}
+	if fe := checkOwner(owned, info); fe != nil {
+		return fe.Error(), true
+	}
+	return above, above != ""
 }
 
 // checkTargetDir applies checkDir to the directory a symlink points into.

@@ -80,6 +80,9 @@ type Host struct {
 	// provisioned maps the id of each sandbox provisioned through this
 	// host to the plugin that holds it.
 	provisioned map[string]*instance
+	// undescribed holds, by path, why a plugin could not be asked which
+	// modes it serves (see ModeHint).
+	undescribed map[string]error
 	closed      bool
 }
 
@@ -104,25 +107,38 @@ func New(opts Options) (*Host, error) {
 	if len(explicit) == 0 {
 		explicit = opts.ConfigDirs
 	}
-	scan, err := discovery.Scan(discovery.SearchDirs(explicit, *env))
-	if err != nil {
-		return nil, fmt.Errorf("scan plugin directories: %w", err)
-	}
 	h := &Host{
 		opts:      opts,
 		log:       opts.Logger,
-		scan:      scan,
 		instances: make(map[string]*instance),
 	}
+	if opts.LockPath != "" {
+		var err error
+		if h.lock, err = lockfile.Read(opts.LockPath); err != nil {
+			return nil, err
+		}
+	}
+	// A plugin another user owns runs only when the lock file vouches
+	// for its content (its launch runs what it hashed), and only a lock
+	// file no other user could have written may vouch: its pins are
+	// enforced whoever owns it, but waive nothing otherwise.
+	var pinned discovery.Pinned
+	if h.lock != nil {
+		if err := discovery.CheckTrusted(opts.LockPath); err != nil {
+			h.log.Warn("the lock file's pins do not let plugins of other users run", "lock", opts.LockPath, "reason", err)
+		} else {
+			pinned = func(c discovery.Candidate) bool { return h.lock.Verify(c.Name, c.Version, c.Path) == nil }
+		}
+	}
+	scan, err := discovery.ScanPinned(discovery.SearchDirs(explicit, *env), pinned)
+	if err != nil {
+		return nil, fmt.Errorf("scan plugin directories: %w", err)
+	}
+	h.scan = scan
 	if !opts.NoCache {
 		h.cache.dir = opts.CacheDir
 		if h.cache.dir == "" {
 			h.cache.dir = DefaultCacheDir()
-		}
-	}
-	if opts.LockPath != "" {
-		if h.lock, err = lockfile.Read(opts.LockPath); err != nil {
-			return nil, err
 		}
 	}
 	if opts.Reattach != "" {

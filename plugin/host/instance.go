@@ -192,19 +192,36 @@ func (i *instance) start(ctx context.Context) error {
 }
 
 // process is one plugin process and what its launch holds: the go-plugin
-// client, the dispensed protocol client and the private directory its
-// socket lives in.
+// client, the dispensed protocol client, the private directory its
+// socket lives in and the command that started it.
 type process struct {
 	client     *goplugin.Client
 	proto      goplugin.ClientProtocol
 	rpc        *plugin.Client
 	sockDir    string
+	cmd        *exec.Cmd // nil when reattached
 	reattached bool
+	log        hclog.Logger
 }
 
-// kill ends the process (go-plugin asks it to exit, then kills it after
-// its grace) and removes its socket directory. A reattached process is
-// someone else's: only the connection is closed.
+// How long stopping a plugin waits on it. go-plugin's Kill asks the
+// plugin to exit over RPC, with no deadline of its own, then gives it 2 s
+// before it kills it: a plugin that has not gone by killWait has stopped
+// answering (frozen, deadlocked) and is killed without being asked
+// further. reapWait bounds noticing that it died.
+const (
+	killWait = 4 * time.Second
+	reapWait = 2 * time.Second
+)
+
+// kill ends the process and removes its socket directory, within
+// killWait+reapWait whatever the plugin does. A plugin that is stopped
+// (SIGSTOP, a tracer) is not asked at all: it is killed at once. The
+// commands it runs through shared/shell die with it (they are started
+// with a parent-death SIGKILL); what it holds elsewhere — containers, a
+// resident in a pod — it cannot release, and its backend sweeps what a
+// dead plugin left when it next starts. A reattached process is someone
+// else's: only the connection is closed.
 func (p *process) kill() {
 	if p.reattached {
 		if g, ok := p.proto.(*goplugin.GRPCClient); ok && g.Conn != nil {
@@ -212,10 +229,73 @@ func (p *process) kill() {
 		}
 		return
 	}
-	p.client.Kill()
-	if p.sockDir != "" {
-		_ = os.RemoveAll(p.sockDir)
+	defer func() {
+		if p.sockDir != "" {
+			_ = os.RemoveAll(p.sockDir)
+		}
+	}()
+	if p.stopped() {
+		p.log.Warn("plugin process is stopped; killing it without asking it to exit", "pid", p.pid())
+		p.forceKill()
 	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.client.Kill()
+	}()
+	select {
+	case <-done:
+		return
+	case <-time.After(killWait):
+	}
+	p.log.Warn("plugin process did not exit when asked; killing it", "pid", p.pid(), "waited", killWait)
+	p.forceKill()
+	select {
+	case <-done:
+	case <-time.After(reapWait):
+		p.log.Error("plugin process was killed but its exit was not seen", "pid", p.pid(), "waited", reapWait)
+	}
+}
+
+// pid is the process's id, 0 when it has none.
+func (p *process) pid() int {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// stopped reports whether the process is stopped by a signal or a tracer
+// (state T or t in /proc/PID/stat). It looks only while go-plugin has not
+// seen the process exit, so the pid is still our unreaped child's.
+func (p *process) stopped() bool {
+	pid := p.pid()
+	if pid == 0 || p.client.Exited() {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses and may
+	// itself hold ") ".
+	i := strings.LastIndex(string(stat), ") ")
+	if i < 0 || i+2 >= len(stat) {
+		return false
+	}
+	state := stat[i+2]
+	return state == 'T' || state == 't'
+}
+
+// forceKill sends SIGKILL, then SIGCONT, so that nothing is left stopped
+// should the kill not take. It signals through the os.Process, which
+// knows when the child was reaped: never a recycled pid.
+func (p *process) forceKill() {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	_ = p.cmd.Process.Signal(syscall.SIGCONT)
 }
 
 // launch starts the process (or attaches to it) and completes the
@@ -235,13 +315,24 @@ func (i *instance) launch() (*process, error) {
 		cfg.Reattach = i.reattach
 		cfg.Plugins = plugin.PluginSet()[plugin.ProtocolVersion]
 		cfg.VersionedPlugins = nil
-		return i.connect(&process{client: goplugin.NewClient(cfg), reattached: true})
+		return i.connect(&process{client: goplugin.NewClient(cfg), reattached: true, log: i.log})
 	}
-	// Integrity first: nothing runs that the lock file does not vouch for.
+	// Integrity first: nothing runs that the lock file does not vouch
+	// for, and what runs is the file that was hashed — executed through
+	// the descriptor the hash read, so that whoever can write where it
+	// was found (its owner, for a pinned plugin of another user) cannot
+	// swap it between the check and the exec.
+	var bin *os.File
 	if i.host.lock != nil {
-		if err := i.host.lock.Verify(i.cand.Name, i.cand.Version, i.cand.Path); err != nil {
+		f, err := discovery.OpenRegular(i.cand.Path)
+		if err != nil {
 			return nil, sandbox.NewError(sandbox.KindStart, "refused to start plugin", err)
 		}
+		defer f.Close() // the child has its own copy once it has started
+		if err := i.host.lock.VerifyFile(i.cand.Name, i.cand.Version, i.cand.Path, f); err != nil {
+			return nil, sandbox.NewError(sandbox.KindStart, "refused to start plugin", err)
+		}
+		bin = f
 	}
 	// The socket goes in a directory only we can enter, removed with the
 	// process even when the plugin crashed and never cleaned up.
@@ -264,6 +355,16 @@ func (i *instance) launch() (*process, error) {
 		plugin.EnvLogLevel + "=" + levelName(i.host.log),
 		goplugin.EnvUnixSocketDir + "=" + sockDir,
 	}, tracing.PluginEnv(os.Environ())...)
+	if bin != nil {
+		// The child runs the file it inherits (an inherited descriptor,
+		// not a close-on-exec one, so that a #! script runs too); its
+		// argv[0] is still the path, which a plugin may read its name
+		// from. Serve closes the descriptor once running.
+		fd := 3 + len(cmd.ExtraFiles)
+		cmd.Path = fmt.Sprintf("/proc/self/fd/%d", fd)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, bin)
+		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", plugin.EnvExecFD, fd))
+	}
 	tlsPair, err := plugin.NewLaunchTLS()
 	if err != nil {
 		_ = os.RemoveAll(sockDir)
@@ -278,7 +379,7 @@ func (i *instance) launch() (*process, error) {
 	}
 	cfg.Cmd = cmd
 	cfg.TLSConfig = tlsPair.HostConfig()
-	return i.connect(&process{client: goplugin.NewClient(cfg), sockDir: sockDir})
+	return i.connect(&process{client: goplugin.NewClient(cfg), sockDir: sockDir, cmd: cmd, log: i.log})
 }
 
 // connect completes the handshake and dispenses the sandbox client.
@@ -366,6 +467,15 @@ func (i *instance) broken(gen int) {
 	i.proc = nil
 	i.mu.Unlock()
 	proc.kill()
+}
+
+// frozen reports whether the running process is stopped (see
+// process.stopped): nothing it is asked will be answered.
+func (i *instance) frozen() bool {
+	i.mu.Lock()
+	proc := i.proc
+	i.mu.Unlock()
+	return proc != nil && !proc.reattached && proc.stopped()
 }
 
 // stop ends the process for good (see process.kill).

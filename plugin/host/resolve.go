@@ -141,6 +141,9 @@ func (h *Host) notServed(mode, pin, constraint string, refused []error) error {
 	for _, r := range refused {
 		fmt.Fprintf(&b, "; %s", r)
 	}
+	for _, f := range h.refusedFiles() {
+		fmt.Fprintf(&b, "; %s", f)
+	}
 	return &notServedError{msg: b.String(), refused: refused}
 }
 
@@ -172,6 +175,7 @@ func (h *Host) modes(ctx context.Context) []string {
 			continue
 		}
 		d, err := inst.describe(ctx, true)
+		h.noteDescribe(inst.cand, err)
 		if err != nil {
 			log := h.log.Warn
 			if isRememberedFailure(err) {
@@ -218,10 +222,57 @@ func serves(modes []plugin.ModeInfo, mode string) bool {
 	return false
 }
 
-// ModeHint says where plugins were looked for, for unknown-mode messages.
-func (h *Host) ModeHint() string {
-	if len(h.scan.Dirs) == 0 {
-		return "no plugin directories to search"
+// refusedFiles are the plugin files found and refused, each "refused
+// PATH: why". A file shadowed by another of the same name and version is
+// left out: the other one is the plugin.
+func (h *Host) refusedFiles() []string {
+	var out []string
+	for _, c := range h.scan.Candidates {
+		if !c.Usable() && !strings.HasPrefix(c.Refused, "shadowed by ") {
+			out = append(out, "refused "+c.Path+": "+c.Refused)
+		}
 	}
-	return "plugin directories searched: " + strings.Join(h.scan.Dirs, ", ")
+	return out
+}
+
+// noteDescribe records why the plugin in c could not say which modes it
+// serves (or forgets it, once it could), for ModeHint.
+func (h *Host) noteDescribe(c discovery.Candidate, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err == nil {
+		delete(h.undescribed, c.Path)
+		return
+	}
+	if h.undescribed == nil {
+		h.undescribed = make(map[string]error)
+	}
+	h.undescribed[c.Path] = err
+}
+
+// ModeHint says where plugins were looked for, which plugin files were
+// refused and why, and why any plugin found could not say which modes it
+// serves, for unknown-mode messages: the mode asked for may be that
+// plugin's, and the reason must reach the user whatever the log level.
+func (h *Host) ModeHint() string {
+	var b strings.Builder
+	if len(h.scan.Dirs) == 0 {
+		b.WriteString("no plugin directories to search")
+	} else {
+		b.WriteString("plugin directories searched: " + strings.Join(h.scan.Dirs, ", "))
+	}
+	for _, f := range h.refusedFiles() {
+		fmt.Fprintf(&b, "; %s", f)
+	}
+	h.mu.Lock()
+	paths := make([]string, 0, len(h.undescribed))
+	for p := range h.undescribed {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		fmt.Fprintf(&b, "; plugin %s could not be asked which modes it serves: %v", p, h.undescribed[p])
+	}
+	h.mu.Unlock()
+	return b.String()
 }

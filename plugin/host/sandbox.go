@@ -106,8 +106,10 @@ func (s *pluginSandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox
 	resp, err := rs.Spawn(ctx, req)
 	// Only the hop's own failure retires the process: a backend's
 	// transport error is this call's alone, and the plugin goes on
-	// serving every other call.
-	if errors.Is(err, plugin.ErrConnection) {
+	// serving every other call. So does a process found stopped when a
+	// call timed out on it: it would answer no call again, and each would
+	// wait its whole timeout; killed, the next call starts a new one.
+	if errors.Is(err, plugin.ErrConnection) || errors.Is(err, sandbox.ErrTimeout) && s.inst.frozen() {
 		s.inst.broken(gen)
 	}
 	return resp, err
@@ -151,7 +153,12 @@ func (s *pluginSandbox) Close() error {
 	if s.open == nil {
 		return nil
 	}
-	err := s.open.Close()
+	open := s.open
 	s.open = nil
-	return err
+	if s.inst.frozen() {
+		// Asking would wait closeTimeout for nothing: the host kills
+		// the process when it closes.
+		return sandbox.Errorf(sandbox.KindTransport, "close sandbox %s: plugin %s is stopped (SIGSTOP or a tracer); not asked", s.name, s.Plugin())
+	}
+	return open.Close()
 }

@@ -9,12 +9,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 
 	"github.com/hashicorp/go-version"
+
+	"github.com/altairalabs/promptkit-sandbox/plugin/discovery"
 )
 
 // FileName is the lock file's name in the config's directory.
@@ -50,9 +53,11 @@ func Path(configDir string) string { return filepath.Join(configDir, FileName) }
 // Read loads the lock file at path. A missing file is not an error: it
 // returns a nil *Lock, meaning no lock is enforced. A file that cannot be
 // parsed, has an unknown format version or holds an invalid entry is an
-// error naming the file.
+// error naming the file, and so is anything there but a regular file (a
+// FIFO is refused at once rather than waited on) or one larger than
+// MaxSize.
 func Read(path string) (*Lock, error) {
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -85,6 +90,26 @@ func Read(path string) (*Lock, error) {
 		return nil, fmt.Errorf("lock file %s: %w", path, err)
 	}
 	return l, nil
+}
+
+// MaxSize bounds a lock file: thousands of entries fit in it.
+const MaxSize = 1 << 20
+
+// readRegular reads the regular file at path, at most MaxSize bytes.
+func readRegular(path string) ([]byte, error) {
+	f, err := discovery.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxSize {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, MaxSize)
+	}
+	return data, nil
 }
 
 // Write stores l at path atomically: it writes a temporary file in the

@@ -2,12 +2,15 @@ package lockfile
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-version"
 )
@@ -205,7 +208,44 @@ func TestReadRejects(t *testing.T) {
 func TestReadUnreadable(t *testing.T) {
 	path := t.TempDir() // a directory: reading it fails, and not as "missing"
 	_, err := Read(path)
-	if want := "read lock file: read " + path + ": is a directory"; err == nil || err.Error() != want {
+	if want := "read lock file: " + path + " is not a regular file (a directory)"; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+// TestReadRefusesFIFO: a FIFO where the lock file should be is refused
+// at once; reading it would wait for a writer that never comes.
+func TestReadRefusesFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Read(path)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if want := "read lock file: " + path + " is not a regular file (a FIFO)"; err == nil || err.Error() != want {
+			t.Errorf("got %v, want %s", err, want)
+		}
+	case <-time.After(5 * time.Second):
+		// Unblock the reader so the test binary can end.
+		if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+			_ = f.Close()
+		}
+		t.Fatal("Read of a FIFO still blocked after 5s")
+	}
+}
+
+func TestReadRefusesOversizedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	if err := os.WriteFile(path, make([]byte, MaxSize+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Read(path)
+	if want := fmt.Sprintf("read lock file: %s is larger than %d bytes", path, MaxSize); err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
 }

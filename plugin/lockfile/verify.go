@@ -2,6 +2,7 @@ package lockfile
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/hashicorp/go-version"
@@ -17,6 +18,17 @@ import (
 //
 // A nil *Lock stands for "no lock file" and verifies everything.
 func (l *Lock) Verify(name string, v *version.Version, path string) error {
+	return l.verify(name, v, path, func() (string, error) { return discovery.SHA256(path) })
+}
+
+// VerifyFile is Verify of the file f, opened from path: what is checked
+// is the very file a caller goes on to run through f, whatever is at
+// path by then. f is read from its current offset to its end.
+func (l *Lock) VerifyFile(name string, v *version.Version, path string, f *os.File) error {
+	return l.verify(name, v, path, func() (string, error) { return discovery.SHA256Of(f) })
+}
+
+func (l *Lock) verify(name string, v *version.Version, path string, hash func() (string, error)) error {
 	if l == nil {
 		return nil
 	}
@@ -31,7 +43,7 @@ func (l *Lock) Verify(name string, v *version.Version, path string) error {
 		}
 		return nl
 	}
-	sum, err := discovery.SHA256(path)
+	sum, err := hash()
 	if err != nil {
 		return fmt.Errorf("verify plugin %s %s: %w", name, ver, err)
 	}

@@ -24,6 +24,12 @@
 // With TESTPLUGIN_STARTED_DIR set it creates a file named for its pid
 // there when it starts, so tests can count and find plugin processes.
 //
+// With TESTPLUGIN_WEDGE=1 it runs on one thread without preemption, and
+// NAME_hang wedges the whole process instead: it spins on the only
+// thread, so nothing else in the plugin, its RPC server included, ever
+// runs again, while the process is running, not stopped — as a plugin
+// stuck in a tight loop or a deadlock would be.
+//
 // Build-time overrides (-ldflags -X main.NAME=VALUE): reportVersion makes
 // it lie about its version; junk makes it print to stdout before the
 // go-plugin handshake.
@@ -36,6 +42,8 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -67,6 +75,9 @@ func main() {
 		for {
 			time.Sleep(time.Hour)
 		}
+	}
+	if os.Getenv("TESTPLUGIN_WEDGE") == "1" && os.Getenv("GODEBUG") != wedgeGODEBUG {
+		wedgeable()
 	}
 	ver := v.String()
 	if reportVersion != "" {
@@ -139,6 +150,11 @@ func crash(context.Context, sandbox.Request) (sandbox.Response, error) {
 }
 
 func hang(ctx context.Context, _ sandbox.Request) (sandbox.Response, error) {
+	if os.Getenv("GODEBUG") == wedgeGODEBUG {
+		//lint:ignore SA5002 the spin is the point: it holds the only P
+		for {
+		}
+	}
 	<-ctx.Done()
 	err := sandbox.ContextError(ctx, "hang", 0)
 	return sandbox.Response{Err: err}, err
@@ -181,4 +197,28 @@ func echo(name string, log hclog.Logger) spawnFunc {
 		log.Warn("echoing", "bytes", len(req.Stdin))
 		return sandbox.Response{Stdout: req.Stdin, Stderr: []byte("from " + name)}, nil
 	}
+}
+
+// wedgeGODEBUG turns off asynchronous preemption: a goroutine in a loop
+// without calls then keeps its thread for good.
+const wedgeGODEBUG = "asyncpreemptoff=1"
+
+// wedgeable runs this program again, in place (same pid), with one
+// thread for Go code and no asynchronous preemption: settings the runtime
+// reads only as a process starts.
+func wedgeable() {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testplugin: wedge: %v\n", err)
+		os.Exit(2)
+	}
+	env := []string{"GODEBUG=" + wedgeGODEBUG, "GOMAXPROCS=1"}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GODEBUG=") && !strings.HasPrefix(kv, "GOMAXPROCS=") {
+			env = append(env, kv)
+		}
+	}
+	err = syscall.Exec(exe, os.Args, env)
+	fmt.Fprintf(os.Stderr, "testplugin: wedge: %v\n", err)
+	os.Exit(2)
 }

@@ -105,6 +105,10 @@ func Up(ctx context.Context, configPath, name string, opts Options) (_ *Sandbox,
 		h.Close()
 		return nil, &config.Error{Problems: []config.Problem{{File: f.Path, Msg: fmt.Sprintf("no sandbox named %q (sandboxes: %s)", name, sandboxNames(f))}}}
 	}
+	if s.Mode == config.Direct {
+		h.Close()
+		return nil, &config.Error{Problems: []config.Problem{{File: f.Path, Line: s.Line, Entry: "spec.sandboxes." + name, Msg: fmt.Sprintf("mode %s is not a provider mode (such as docker_codegen): it hands out no endpoint", s.Mode)}}}
+	}
 	workspace := opts.Workspace
 	if workspace != "" {
 		if workspace, err = filepath.Abs(workspace); err != nil {

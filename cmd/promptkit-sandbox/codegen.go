@@ -65,10 +65,11 @@ func (e *cliEnv) codegenUp(args []string) int {
 	socket := fs.String("socket", "", "the serve to hand the sandbox to (default: $"+envServeSocket+", else "+defaultSocket()+")")
 	foreground := fs.Bool("foreground", false, "hold the sandbox in this process even when a serve is running")
 	timeout := fs.Duration("timeout", plugin.DefaultProvisionTimeout, "how long provisioning may take")
-	if ok, code := parseFlags(fs, args); !ok {
+	extra, ok, code := parseInterspersed(fs, args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() > 0 || *cfgPath == "" || *name == "" {
+	if len(extra) > 0 || *cfgPath == "" || *name == "" {
 		e.errorf("usage: promptkit-sandbox codegen up --config FILE --sandbox NAME [--workspace DIR] [--json]")
 		return exitUsage
 	}
@@ -259,8 +260,13 @@ func (e *cliEnv) codegenList(args []string) int {
 	fs := newFlagSet("codegen ls", e.stderr, &common)
 	socket := fs.String("socket", "", "the serve to ask (default: $"+envServeSocket+", else "+defaultSocket()+")")
 	asJSON := fs.Bool("json", false, "print a JSON array")
-	if ok, code := parseFlags(fs, args); !ok {
+	extra, ok, code := parseInterspersed(fs, args)
+	if !ok {
 		return code
+	}
+	if len(extra) > 0 {
+		e.errorf("usage: promptkit-sandbox codegen ls [--socket PATH] [--json]")
+		return exitUsage
 	}
 	ctx, stop := interruptible()
 	defer stop()
@@ -299,14 +305,15 @@ func (e *cliEnv) codegenDown(args []string) int {
 	var common commonFlags
 	fs := newFlagSet("codegen down", e.stderr, &common)
 	socket := fs.String("socket", "", "the serve holding the sandbox (default: $"+envServeSocket+", else "+defaultSocket()+")")
-	if ok, code := parseFlags(fs, args); !ok {
+	ids, ok, code := parseInterspersed(fs, args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() != 1 {
-		e.errorf("usage: promptkit-sandbox codegen down ID")
+	if len(ids) != 1 {
+		e.errorf("usage: promptkit-sandbox codegen down ID [--socket PATH]")
 		return exitUsage
 	}
-	id := fs.Arg(0)
+	id := ids[0]
 	ctx, stop := interruptible()
 	defer stop()
 	client, done, path, code := e.serveClient(ctx, "codegen down", *socket)

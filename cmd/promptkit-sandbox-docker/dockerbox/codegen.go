@@ -114,7 +114,7 @@ func (p *CodegenProvider) Provision(ctx context.Context, spec plugin.ProvisionSp
 		if cerrdefs.IsNotFound(err) {
 			return plugin.Provisioned{}, imageMissing(set.image)
 		}
-		return plugin.Provisioned{}, provisionErr(cli, "inspect image "+set.image, err)
+		return plugin.Provisioned{}, provisionErr(ctx, cli, "inspect image "+set.image, err)
 	}
 	b := &codegenBox{idle: set.idle}
 	ok := false

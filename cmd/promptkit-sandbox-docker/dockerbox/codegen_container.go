@@ -100,15 +100,27 @@ func (s codegenSpec) config() (*container.Config, *container.HostConfig) {
 }
 
 // startCodegen creates, attaches to and starts the container. On error
-// nothing of it is left.
+// (ctx's end included) nothing of it is left.
+//
+// The create is not abandoned when ctx ends: the engine finishes a
+// create whose client has gone, and the container would be left
+// "Created", with no attach to take it down. It is given until
+// cleanupTimeout past ctx's deadline, and a create whose answer is lost
+// all the same is removed by its name, unique to this provision.
 func startCodegen(ctx context.Context, cli *client.Client, s codegenSpec) (*codegenContainer, error) {
 	cfg, host := s.config()
-	created, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: containerName(), Config: cfg, HostConfig: host})
+	name := containerName()
+	createCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), afterDeadline(ctx, cleanupTimeout))
+	created, err := cli.ContainerCreate(createCtx, client.ContainerCreateOptions{Name: name, Config: cfg, HostConfig: host})
+	cancel()
 	if err != nil {
+		if createCtx.Err() != nil {
+			removeNamed(cli, name)
+		}
 		if cerrdefs.IsNotFound(err) {
 			return nil, imageMissing(s.set.image)
 		}
-		return nil, provisionErr(cli, "create container from image "+s.set.image, err)
+		return nil, provisionErr(ctx, cli, "create container from image "+s.set.image, err)
 	}
 	c := &codegenContainer{cli: cli, id: created.ID, output: &bounded.Tail{Max: outputTail}, exited: make(chan struct{})}
 	ok := false
@@ -117,9 +129,12 @@ func startCodegen(ctx context.Context, cli *client.Client, s codegenSpec) (*code
 			c.remove(context.WithoutCancel(ctx))
 		}
 	}()
+	if sandbox.Done(ctx) {
+		return nil, provisionErr(ctx, cli, "create container", ctx.Err())
+	}
 	att, err := cli.ContainerAttach(ctx, c.id, client.ContainerAttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
-		return nil, provisionErr(cli, "attach to container", err)
+		return nil, provisionErr(ctx, cli, "attach to container", err)
 	}
 	c.att = att.HijackedResponse
 	go func() { _, _ = stdcopy.StdCopy(c.output, c.output, c.att.Reader) }()
@@ -133,7 +148,7 @@ func startCodegen(ctx context.Context, cli *client.Client, s codegenSpec) (*code
 		close(c.exited)
 	}()
 	if _, err := cli.ContainerStart(ctx, c.id, client.ContainerStartOptions{}); err != nil {
-		return nil, provisionErr(cli, "start container", err)
+		return nil, provisionErr(ctx, cli, "start container", err)
 	}
 	ok = true
 	return c, nil
@@ -145,6 +160,14 @@ func (c *codegenContainer) Exited() <-chan struct{} { return c.exited }
 // LastOutput is the end of what sandboxd wrote, on one line.
 func (c *codegenContainer) LastOutput() string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(string(c.output.Bytes()), "\n", " | ")), " ")
+}
+
+// removeNamed force-removes the container called name, with a context
+// of its own: the provision it was made for has ended.
+func removeNamed(cli *client.Client, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	removeContainer(ctx, cli, name)
 }
 
 // kill SIGKILLs the container's processes, so nothing writes to its
@@ -168,10 +191,14 @@ func (c *codegenContainer) remove(ctx context.Context) {
 	})
 }
 
-// provisionErr classifies an engine failure while provisioning: an
-// unreachable engine is KindTransport naming it, anything else the
-// engine refused is KindStart (nothing was handed out).
-func provisionErr(cli *client.Client, op string, err error) error {
+// provisionErr classifies an engine failure while provisioning: the
+// end of ctx first (a timeout, or the caller gone), then an unreachable
+// engine (KindTransport, naming it), and anything else the engine
+// refused is KindStart (nothing was handed out).
+func provisionErr(ctx context.Context, cli *client.Client, op string, err error) error {
+	if sandbox.Done(ctx) {
+		return sandbox.ContextError(ctx, CodegenMode+": "+op, 0)
+	}
 	if isConnErr(err) {
 		return unreachable(cli, err)
 	}

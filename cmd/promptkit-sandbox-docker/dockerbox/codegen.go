@@ -103,8 +103,16 @@ func (p *CodegenProvider) Provision(ctx context.Context, spec plugin.ProvisionSp
 	if spec.Workspace != "" {
 		set.workspace = spec.Workspace
 	}
-	if err := checkWorkspace(set.workspace); err != nil {
-		return plugin.Provisioned{}, err
+	if set.workspace != "" {
+		if set.workspace, err = resolveWorkspace(set.workspace); err != nil {
+			return plugin.Provisioned{}, err
+		}
+		if err := set.resolveUser(set.workspace, p.hard); err != nil {
+			return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
+		}
+		if err := checkWritable(set.workspace, set.uid, set.gid); err != nil {
+			return plugin.Provisioned{}, err
+		}
 	}
 	cli, err := p.client()
 	if err != nil {
@@ -184,26 +192,6 @@ func (p *CodegenProvider) Provision(ctx context.Context, spec plugin.ProvisionSp
 	}
 	ok = true
 	return b.info, nil
-}
-
-// checkWorkspace refuses a workspace that is not an existing directory:
-// the engine would create a missing bind source as an empty root-owned
-// directory, and the agent would work on nothing.
-func checkWorkspace(dir string) error {
-	if dir == "" {
-		return nil
-	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return sandbox.Errorf(sandbox.KindStart, "%s: workspace %s does not exist (create it, or leave workspace out for an empty one)", CodegenMode, dir)
-		}
-		return sandbox.Errorf(sandbox.KindStart, "%s: workspace %s: %w", CodegenMode, dir, err)
-	}
-	if !fi.IsDir() {
-		return sandbox.Errorf(sandbox.KindStart, "%s: workspace %s is not a directory", CodegenMode, dir)
-	}
-	return nil
 }
 
 func newSandboxID() string {

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
 )
 
 func TestParseInterspersed(t *testing.T) {
@@ -81,5 +84,25 @@ func TestCodegenUpNotAProvider(t *testing.T) {
 	code, _, stderr = cli(t, "", "codegen", "up", "--plugin-dir", dir, "--config", cfg, "--sandbox", "box", "--foreground")
 	if code != exitUsage || !strings.Contains(stderr, "mode test_direct of plugin test 1.0.0") || !strings.Contains(stderr, "not a provider mode") {
 		t.Errorf("a plugin's sandbox mode: exit %d, stderr %q; want 2 saying it is not a provider mode", code, stderr)
+	}
+}
+
+// TestPrintListShowsDeadSandboxes: ls shows each sandbox's state, and
+// why a dead one died, with how to release it.
+func TestPrintListShowsDeadSandboxes(t *testing.T) {
+	var b strings.Builder
+	printList(&b, []plugin.Provisioned{
+		{ID: "cg-1", Name: "code", Mode: "docker_codegen", Details: map[string]string{provision.State: provision.StateRunning}},
+		{ID: "cg-2", Name: "code", Mode: "docker_codegen", Details: map[string]string{provision.State: provision.StateDead + "stopped; its output ended: boom (exit code 7)"}},
+		{ID: "k-3", Name: "kube", Mode: "kubectl_codegen"},
+	})
+	lines := strings.Split(b.String(), "\n")
+	for i, want := range [][]string{{"ID", "SANDBOX", "MODE", "STATE"}, {"cg-1", "code", "docker_codegen", "running"}, {"cg-2", "code", "docker_codegen", "dead"}, {"k-3", "kube", "kubectl_codegen", "-"}} {
+		if f := strings.Fields(lines[i]); len(f) < 4 || !slices.Equal(f[:4], want) {
+			t.Errorf("line %d: %q, want it to start %q", i, lines[i], want)
+		}
+	}
+	if want := "cg-2 is dead: stopped; its output ended: boom (exit code 7) (release it with: promptkit-sandbox codegen down cg-2)"; lines[4] != want {
+		t.Errorf("after the table: %q, want %q", lines[4], want)
 	}
 }

@@ -238,6 +238,9 @@ func (b *codegenBox) IdleSince() time.Time               { return b.fwd.IdleSinc
 func (b *codegenBox) IdleTimeout() time.Duration         { return b.idle }
 func (b *codegenBox) Teardown(ctx context.Context) error { return b.teardown(ctx) }
 
+// Dead makes a box a provision.Mortal: its container may exit by itself.
+func (b *codegenBox) Dead() string { return b.ctr.dead() }
+
 // Release removes the sandbox's container and private directory.
 func (p *CodegenProvider) Release(ctx context.Context, id string) error {
 	return p.boxes.Release(ctx, id)

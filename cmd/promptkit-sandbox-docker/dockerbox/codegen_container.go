@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
@@ -37,8 +38,16 @@ type codegenContainer struct {
 	att    client.HijackedResponse
 	output *bounded.Tail
 	exited chan struct{} // closed when the container has stopped
-	once   sync.Once
+	// code is the container's exit status, set before exited closes;
+	// -1 when the engine did not say.
+	code int64
+	once sync.Once
 }
+
+// outputGrace is how long, once the container has stopped, its last
+// output may take to arrive through the attach, so that what it said
+// before it died is quoted.
+const outputGrace = time.Second
 
 // codegenSpec is what one container is made from.
 type codegenSpec struct {
@@ -122,7 +131,7 @@ func startCodegen(ctx context.Context, cli *client.Client, s codegenSpec) (*code
 		}
 		return nil, provisionErr(ctx, cli, "create container from image "+s.set.image, err)
 	}
-	c := &codegenContainer{cli: cli, id: created.ID, output: &bounded.Tail{Max: outputTail}, exited: make(chan struct{})}
+	c := &codegenContainer{cli: cli, id: created.ID, output: &bounded.Tail{Max: outputTail}, exited: make(chan struct{}), code: -1}
 	ok := false
 	defer func() {
 		if !ok {
@@ -137,13 +146,22 @@ func startCodegen(ctx context.Context, cli *client.Client, s codegenSpec) (*code
 		return nil, provisionErr(ctx, cli, "attach to container", err)
 	}
 	c.att = att.HijackedResponse
-	go func() { _, _ = stdcopy.StdCopy(c.output, c.output, c.att.Reader) }()
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = stdcopy.StdCopy(c.output, c.output, c.att.Reader)
+	}()
 	// Registered before the start, so an exit cannot be missed.
 	wait := cli.ContainerWait(context.Background(), c.id, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
 	go func() {
 		select {
-		case <-wait.Result:
+		case res := <-wait.Result:
+			c.code = res.StatusCode
 		case <-wait.Error:
+		}
+		select {
+		case <-copied:
+		case <-time.After(outputGrace):
 		}
 		close(c.exited)
 	}()
@@ -157,9 +175,35 @@ func startCodegen(ctx context.Context, cli *client.Client, s codegenSpec) (*code
 // Exited is closed once the container has stopped.
 func (c *codegenContainer) Exited() <-chan struct{} { return c.exited }
 
-// LastOutput is the end of what sandboxd wrote, on one line.
+// LastOutput is the end of what sandboxd wrote, on one line, and once
+// the container has stopped, its exit status.
 func (c *codegenContainer) LastOutput() string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(string(c.output.Bytes()), "\n", " | ")), " ")
+	out := strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(string(c.output.Bytes())), "\n", " | ")), " ")
+	select {
+	case <-c.exited:
+		if c.code >= 0 {
+			if out == "" {
+				out = "(nothing)"
+			}
+			return out + " (exit code " + strconv.FormatInt(c.code, 10) + ")"
+		}
+	default:
+	}
+	return out
+}
+
+// dead says how the container stopped, or "" while it runs.
+func (c *codegenContainer) dead() string {
+	select {
+	case <-c.exited:
+	default:
+		return ""
+	}
+	out := c.LastOutput()
+	if out == "" {
+		out = "(nothing)"
+	}
+	return "stopped; its output ended: " + out
 }
 
 // removeNamed force-removes the container called name, with a context

@@ -71,9 +71,19 @@ func TestCleanupBeforeSkipChild(t *testing.T) {
 	t.Error("Require did not skip without an engine")
 }
 
+// TestRequireCLIChild needs the docker CLI and no engine. It runs only
+// as the child of TestCleanupWithoutEngine.
+func TestRequireCLIChild(t *testing.T) {
+	if os.Getenv(envCleanupChild) == "" {
+		t.Skip("run by TestCleanupWithoutEngine")
+	}
+	RequireCLI(t)
+}
+
 // TestCleanupWithoutEngine: a cleanup registered before the test skips
 // for want of Docker passes, with DOCKER_HOST pointing at nothing and
-// with no docker CLI on PATH, in -short mode (make unit) and not.
+// with no docker CLI on PATH, in -short mode (make unit) and not; and
+// RequireCLI runs a test without an engine, and skips one without the CLI.
 func TestCleanupWithoutEngine(t *testing.T) {
 	t.Parallel()
 	if inCI() {
@@ -84,20 +94,25 @@ func TestCleanupWithoutEngine(t *testing.T) {
 		name string
 		env  []string
 		args []string
+		// RequireCLI's verdict: the CLI is there without an engine.
+		cli string
 	}{
-		{"engine unreachable, short", []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, []string{"-test.short"}},
-		{"engine unreachable", []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, nil},
-		{"no docker CLI, short", []string{"PATH=" + noDocker}, []string{"-test.short"}},
-		{"no docker CLI", []string{"PATH=" + noDocker}, nil},
+		{"engine unreachable, short", []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, []string{"-test.short"}, "PASS"},
+		{"engine unreachable", []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, nil, "PASS"},
+		{"no docker CLI, short", []string{"PATH=" + noDocker}, []string{"-test.short"}, "SKIP"},
+		{"no docker CLI", []string{"PATH=" + noDocker}, nil, "SKIP"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			args := append([]string{"-test.run", "^TestCleanupBeforeSkipChild$", "-test.v", "-test.count", "1"}, c.args...)
+			if _, err := exec.LookPath(dockerCLI); err != nil && c.cli == "PASS" {
+				c.cli = "SKIP"
+			}
+			args := append([]string{"-test.run", "^(TestCleanupBeforeSkipChild|TestRequireCLIChild)$", "-test.v", "-test.count", "1"}, c.args...)
 			cmd := exec.Command(os.Args[0], args...)
 			cmd.Env = append(append(os.Environ(), envCleanupChild+"=1"), c.env...)
 			out, err := cmd.CombinedOutput()
-			if err != nil || !strings.Contains(string(out), "--- SKIP: TestCleanupBeforeSkipChild") {
-				t.Errorf("child: %v\n%s", err, out)
+			if err != nil || !strings.Contains(string(out), "--- SKIP: TestCleanupBeforeSkipChild") || !strings.Contains(string(out), "--- "+c.cli+": TestRequireCLIChild") {
+				t.Errorf("child: %v (want TestRequireCLIChild to %s)\n%s", err, c.cli, out)
 			}
 		})
 	}

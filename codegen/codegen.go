@@ -30,6 +30,7 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/plugin/host"
 	"github.com/altairalabs/promptkit-sandbox/plugin/lockfile"
+	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 )
@@ -60,28 +61,43 @@ type Sandbox struct {
 
 	lostOnce sync.Once
 	lost     chan struct{}
+	why      string // set before lost closes
 	closed   chan struct{}
 	stopOnce sync.Once
 }
 
-// lostPoll is how often Lost looks at the plugin process.
-const lostPoll = 250 * time.Millisecond
+// lostPoll is how often Lost looks at the plugin process; every
+// deadPolls-th look it also asks the plugin whether the sandbox itself
+// still runs.
+const (
+	lostPoll  = 250 * time.Millisecond
+	deadPolls = 4
+)
 
-// Lost is closed when the plugin process holding the sandbox has exited
-// (it was killed, or crashed): the sandbox went with it, and its
-// endpoint no longer answers.
+// Lost is closed when the sandbox is gone: the plugin process holding it
+// has exited (it was killed, or crashed) and the sandbox went with it,
+// or the sandbox itself died (its container exited). Its endpoint no
+// longer answers; Why says which.
 func (s *Sandbox) Lost() <-chan struct{} {
 	s.lostOnce.Do(func() {
 		s.lost = make(chan struct{})
 		go func() {
 			t := time.NewTicker(lostPoll)
 			defer t.Stop()
-			for {
+			for n := 1; ; n++ {
 				select {
 				case <-s.closed:
 					return
 				case <-t.C:
-					if !s.host.Holds(s.ID) {
+				}
+				if !s.host.Holds(s.ID) {
+					s.why = "the plugin process holding it exited; the sandbox went with it"
+					close(s.lost)
+					return
+				}
+				if n%deadPolls == 0 {
+					if why := s.dead(); why != "" {
+						s.why = "it died: " + why
 						close(s.lost)
 						return
 					}
@@ -90,6 +106,35 @@ func (s *Sandbox) Lost() <-chan struct{} {
 		}()
 	})
 	return s.lost
+}
+
+// Why says how the sandbox was lost, once Lost is closed.
+func (s *Sandbox) Why() string {
+	select {
+	case <-s.lost:
+		return s.why
+	default:
+		return ""
+	}
+}
+
+// dead asks the plugin whether the sandbox has died, as its List says
+// (provision.State); "" when it runs, or when the plugin cannot tell.
+func (s *Sandbox) dead() string {
+	ctx, cancel := context.WithTimeout(context.Background(), lostPoll*deadPolls)
+	defer cancel()
+	list, err := s.host.List(ctx)
+	if err != nil {
+		return ""
+	}
+	for _, p := range list {
+		if p.ID == s.ID {
+			if why, dead := strings.CutPrefix(p.Details[provision.State], provision.StateDead); dead {
+				return why
+			}
+		}
+	}
+	return ""
 }
 
 // Up loads the RuntimeConfig at configPath and provisions its sandbox
@@ -104,6 +149,10 @@ func Up(ctx context.Context, configPath, name string, opts Options) (_ *Sandbox,
 	if !ok {
 		h.Close()
 		return nil, &config.Error{Problems: []config.Problem{{File: f.Path, Msg: fmt.Sprintf("no sandbox named %q (sandboxes: %s)", name, sandboxNames(f))}}}
+	}
+	if s.Mode == config.Direct {
+		h.Close()
+		return nil, &config.Error{Problems: []config.Problem{{File: f.Path, Line: s.Line, Entry: "spec.sandboxes." + name, Msg: fmt.Sprintf("mode %s is not a provider mode (such as docker_codegen): it hands out no endpoint", s.Mode)}}}
 	}
 	workspace := opts.Workspace
 	if workspace != "" {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/codegen"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -65,10 +66,11 @@ func (e *cliEnv) codegenUp(args []string) int {
 	socket := fs.String("socket", "", "the serve to hand the sandbox to (default: $"+envServeSocket+", else "+defaultSocket()+")")
 	foreground := fs.Bool("foreground", false, "hold the sandbox in this process even when a serve is running")
 	timeout := fs.Duration("timeout", plugin.DefaultProvisionTimeout, "how long provisioning may take")
-	if ok, code := parseFlags(fs, args); !ok {
+	extra, ok, code := parseInterspersed(fs, args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() > 0 || *cfgPath == "" || *name == "" {
+	if len(extra) > 0 || *cfgPath == "" || *name == "" {
 		e.errorf("usage: promptkit-sandbox codegen up --config FILE --sandbox NAME [--workspace DIR] [--json]")
 		return exitUsage
 	}
@@ -160,8 +162,8 @@ func (e *cliEnv) upServed(ctx context.Context, log hclog.Logger, conn net.Conn, 
 }
 
 // upForeground provisions in this process and holds the sandbox until
-// SIGINT or SIGTERM, then releases it; if the plugin process dies first,
-// up says so and exits 125.
+// SIGINT or SIGTERM, then releases it; if the plugin process or the
+// sandbox dies first, up says so (and why) and exits 125.
 func (e *cliEnv) upForeground(ctx context.Context, log hclog.Logger, common *commonFlags, cfgPath, name, workspace string, timeout time.Duration, asJSON bool) int {
 	tp, flushSpans := startTracing("promptkit-sandbox", log)
 	defer flushSpans()
@@ -176,7 +178,7 @@ func (e *cliEnv) upForeground(ctx context.Context, log hclog.Logger, common *com
 	select {
 	case <-ctx.Done():
 	case <-sb.Lost():
-		e.errorf("codegen up: the plugin process holding sandbox %s (%s) exited; the sandbox went with it", sb.Name, sb.ID)
+		e.errorf("codegen up: sandbox %s (%s) is gone: %s", sb.Name, sb.ID, sb.Why())
 		_ = sb.Close()
 		return exitSandbox
 	}
@@ -259,8 +261,13 @@ func (e *cliEnv) codegenList(args []string) int {
 	fs := newFlagSet("codegen ls", e.stderr, &common)
 	socket := fs.String("socket", "", "the serve to ask (default: $"+envServeSocket+", else "+defaultSocket()+")")
 	asJSON := fs.Bool("json", false, "print a JSON array")
-	if ok, code := parseFlags(fs, args); !ok {
+	extra, ok, code := parseInterspersed(fs, args)
+	if !ok {
 		return code
+	}
+	if len(extra) > 0 {
+		e.errorf("usage: promptkit-sandbox codegen ls [--socket PATH] [--json]")
+		return exitUsage
 	}
 	ctx, stop := interruptible()
 	defer stop()
@@ -288,25 +295,44 @@ func (e *cliEnv) codegenList(args []string) int {
 
 func printList(w io.Writer, list []plugin.Provisioned) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSANDBOX\tMODE\tENDPOINT\tWORKSPACE\tAGE")
+	fmt.Fprintln(tw, "ID\tSANDBOX\tMODE\tSTATE\tENDPOINT\tWORKSPACE\tAGE")
 	for _, p := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Mode, p.Endpoint, p.Workspace, time.Since(p.Created).Round(time.Second))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Mode, listState(p), p.Endpoint, p.Workspace, time.Since(p.Created).Round(time.Second))
 	}
 	tw.Flush()
+	for _, p := range list {
+		if why, dead := strings.CutPrefix(p.Details[provision.State], provision.StateDead); dead {
+			fmt.Fprintf(w, "%s is dead: %s (release it with: promptkit-sandbox codegen down %s)\n", p.ID, why, p.ID)
+		}
+	}
+}
+
+// listState is the STATE column: running, dead (why follows the table),
+// or "-" for a provider that cannot tell.
+func listState(p plugin.Provisioned) string {
+	switch st := p.Details[provision.State]; {
+	case st == "":
+		return "-"
+	case strings.HasPrefix(st, provision.StateDead):
+		return "dead"
+	default:
+		return st
+	}
 }
 
 func (e *cliEnv) codegenDown(args []string) int {
 	var common commonFlags
 	fs := newFlagSet("codegen down", e.stderr, &common)
 	socket := fs.String("socket", "", "the serve holding the sandbox (default: $"+envServeSocket+", else "+defaultSocket()+")")
-	if ok, code := parseFlags(fs, args); !ok {
+	ids, ok, code := parseInterspersed(fs, args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() != 1 {
-		e.errorf("usage: promptkit-sandbox codegen down ID")
+	if len(ids) != 1 {
+		e.errorf("usage: promptkit-sandbox codegen down ID [--socket PATH]")
 		return exitUsage
 	}
-	id := fs.Arg(0)
+	id := ids[0]
 	ctx, stop := interruptible()
 	defer stop()
 	client, done, path, code := e.serveClient(ctx, "codegen down", *socket)

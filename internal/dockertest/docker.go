@@ -105,9 +105,16 @@ func isRemovalRace(err error) bool {
 // the label selector ("key" or "key=value"), whatever state it is in. Label
 // the containers a test starts with something unique to the test and call
 // this before starting them, so a failed test leaves nothing behind.
+//
+// Where there is no engine (no docker CLI, or none answers) the cleanup
+// does nothing: nothing can have been started, and a test registered
+// before it skipped for want of Docker (make unit) must still pass.
 func Cleanup(t testing.TB, labelSelector string) {
 	t.Helper()
 	t.Cleanup(func() {
+		if probe().problem() != "" {
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 		defer cancel()
 		if err := removeContainers(ctx, labelSelector); err != nil {

@@ -1,6 +1,8 @@
 package dockertest
 
 import (
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -49,5 +51,69 @@ func TestFloodPatterns(t *testing.T) {
 	}
 	if got := string(FloodStderr(18)); got != "FEDCBA9876543210FE" {
 		t.Errorf("FloodStderr(18) = %q", got)
+	}
+}
+
+// envCleanupChild makes the test binary, run by
+// TestCleanupWithoutEngine, run TestCleanupBeforeSkipChild for real.
+const envCleanupChild = "PROMPTKIT_DOCKERTEST_CLEANUP_CHILD"
+
+// TestCleanupBeforeSkipChild is what a Docker test does under make unit:
+// it registers its cleanup, then skips. It runs only as the child of
+// TestCleanupWithoutEngine.
+func TestCleanupBeforeSkipChild(t *testing.T) {
+	if os.Getenv(envCleanupChild) == "" {
+		t.Skip("run by TestCleanupWithoutEngine")
+	}
+	UniqueLabel(t)
+	Cleanup(t, "org.promptkit.test.other=x")
+	Require(t)
+	t.Error("Require did not skip without an engine")
+}
+
+// TestRequireCLIChild needs the docker CLI and no engine. It runs only
+// as the child of TestCleanupWithoutEngine.
+func TestRequireCLIChild(t *testing.T) {
+	if os.Getenv(envCleanupChild) == "" {
+		t.Skip("run by TestCleanupWithoutEngine")
+	}
+	RequireCLI(t)
+}
+
+// TestCleanupWithoutEngine: a cleanup registered before the test skips
+// for want of Docker passes, with DOCKER_HOST pointing at nothing and
+// with no docker CLI on PATH, in -short mode (make unit) and not; and
+// RequireCLI runs a test without an engine, and skips one without the CLI.
+func TestCleanupWithoutEngine(t *testing.T) {
+	t.Parallel()
+	if inCI() {
+		t.Skip("CI is set: Require fails there without an engine, by design")
+	}
+	noDocker := t.TempDir() // an empty PATH: no docker CLI
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+		// RequireCLI's verdict: the CLI is there without an engine.
+		cli string
+	}{
+		{"engine unreachable, short", []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, []string{"-test.short"}, "PASS"},
+		{"engine unreachable", []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, nil, "PASS"},
+		{"no docker CLI, short", []string{"PATH=" + noDocker}, []string{"-test.short"}, "SKIP"},
+		{"no docker CLI", []string{"PATH=" + noDocker}, nil, "SKIP"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := exec.LookPath(dockerCLI); err != nil && c.cli == "PASS" {
+				c.cli = "SKIP"
+			}
+			args := append([]string{"-test.run", "^(TestCleanupBeforeSkipChild|TestRequireCLIChild)$", "-test.v", "-test.count", "1"}, c.args...)
+			cmd := exec.Command(os.Args[0], args...)
+			cmd.Env = append(append(os.Environ(), envCleanupChild+"=1"), c.env...)
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "--- SKIP: TestCleanupBeforeSkipChild") || !strings.Contains(string(out), "--- "+c.cli+": TestRequireCLIChild") {
+				t.Errorf("child: %v (want TestRequireCLIChild to %s)\n%s", err, c.cli, out)
+			}
+		})
 	}
 }

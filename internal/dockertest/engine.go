@@ -122,6 +122,17 @@ func Require(t testing.TB) {
 	need(t, probe().problem())
 }
 
+// RequireCLI makes a test need the docker CLI but no engine (a test of
+// how the CLI transport fails without one): where the CLI is not on
+// PATH it skips, saying so, unless CI is set, where it fails. It runs
+// under -short: it starts nothing.
+func RequireCLI(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath(dockerCLI); err != nil {
+		need(t, probeResult{noCLI: err}.problem())
+	}
+}
+
 // engineError is BuildAll's counterpart of Require: why there is no
 // usable engine, or nil.
 func engineError() error {

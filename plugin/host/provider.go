@@ -36,8 +36,8 @@ func (h *Host) Provision(ctx context.Context, s config.Sandbox, workspace string
 		return plugin.Provisioned{}, err
 	}
 	if !isProvider(d.Modes, s.Mode) {
-		return plugin.Provisioned{}, sandbox.Errorf(sandbox.KindStart,
-			"sandbox %s: mode %s of plugin %s is a sandbox mode, not a provider: it runs commands and hands out no endpoint", s.Name, s.Mode, srv.inst.cand)
+		return plugin.Provisioned{}, fmt.Errorf(
+			"sandbox %s: mode %s of plugin %s is a sandbox mode: it runs commands and hands out no endpoint: %w", s.Name, s.Mode, srv.inst.cand, ErrNotProvider)
 	}
 	rpc, _, err := srv.inst.live(ctx)
 	if err != nil {
@@ -60,6 +60,11 @@ func (h *Host) Provision(ctx context.Context, s config.Sandbox, workspace string
 	h.mu.Unlock()
 	return p, nil
 }
+
+// ErrNotProvider is a Provision of a sandbox whose mode is not a
+// provider mode: the config asks for what the mode cannot do, so it is
+// no failure of the sandbox (no sandbox.Kind; the CLI exits 2).
+var ErrNotProvider = errors.New("not a provider mode")
 
 func deadlineOf(ctx context.Context) time.Time {
 	d, _ := ctx.Deadline()

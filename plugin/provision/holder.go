@@ -8,6 +8,7 @@ package provision
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"time"
 
@@ -82,13 +83,14 @@ func (h *Holder) Release(ctx context.Context, id string) error {
 	return err
 }
 
-// List returns the boxes held, without their tokens.
+// List returns the boxes held, without their tokens; a Mortal box's
+// Details say whether it runs (State).
 func (h *Holder) List() []plugin.Provisioned {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := make([]plugin.Provisioned, 0, len(h.boxes))
 	for _, b := range h.boxes {
-		info := b.Info()
+		info := withState(b, b.Info())
 		info.Token = ""
 		out = append(out, info)
 	}
@@ -160,4 +162,36 @@ func (h *Holder) reapIdle() {
 			h.log.Warn("releasing an idle codegen sandbox", "id", id, "error", err)
 		}
 	}
+}
+
+// Mortal is a Box whose sandbox can stop by itself (its container
+// exited, its pod went): List shows such a box as dead, with why, until
+// it is released.
+type Mortal interface {
+	// Dead says how the sandbox stopped, or "" while it runs.
+	Dead() string
+}
+
+// State is the key of a listed sandbox's Details saying whether it runs:
+// StateRunning, or "dead: " and why. Boxes that are not Mortal have none.
+const (
+	State        = "state"
+	StateRunning = "running"
+	StateDead    = "dead: "
+)
+
+// withState is info with its State detail set, in a copy of Details.
+func withState(b Box, info plugin.Provisioned) plugin.Provisioned {
+	m, ok := b.(Mortal)
+	if !ok {
+		return info
+	}
+	details := make(map[string]string, len(info.Details)+1)
+	maps.Copy(details, info.Details)
+	details[State] = StateRunning
+	if why := m.Dead(); why != "" {
+		details[State] = StateDead + why
+	}
+	info.Details = details
+	return info
 }

@@ -76,3 +76,51 @@ func TestHolderReapsIdleBoxes(t *testing.T) {
 		t.Fatalf("reaped more than the idle box: busy %d fresh %d, %d left", busy.tornDown.Load(), fresh.tornDown.Load(), len(h.List()))
 	}
 }
+
+type mortalBox struct {
+	fakeBox
+	dead atomic.Value // string
+}
+
+func (b *mortalBox) Info() plugin.Provisioned {
+	return plugin.Provisioned{ID: b.id, Details: map[string]string{"k": "v"}}
+}
+
+func (b *mortalBox) Dead() string {
+	s, _ := b.dead.Load().(string)
+	return s
+}
+
+// TestHolderListsDeadBoxes: a Mortal box is listed running, then dead
+// with why once it says so; its own Details are not written to; a box
+// that cannot tell has no state.
+func TestHolderListsDeadBoxes(t *testing.T) {
+	h := NewHolder(nil)
+	m := &mortalBox{fakeBox: fakeBox{id: "m", timeout: time.Hour}}
+	if err := h.Add(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Add(&fakeBox{id: "f", timeout: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	state := func() map[string]string {
+		got := map[string]string{}
+		for _, p := range h.List() {
+			got[p.ID] = p.Details[State]
+		}
+		return got
+	}
+	if got := state(); got["m"] != StateRunning || got["f"] != "" {
+		t.Errorf("states %v, want m running and f none", got)
+	}
+	m.dead.Store("stopped; its output ended: boom (exit code 7)")
+	if got := state(); got["m"] != "dead: stopped; its output ended: boom (exit code 7)" {
+		t.Errorf("state of the dead box: %q", got["m"])
+	}
+	for _, p := range h.List() {
+		if p.ID == "m" && p.Details["k"] != "v" {
+			t.Errorf("details lost: %v", p.Details)
+		}
+	}
+}

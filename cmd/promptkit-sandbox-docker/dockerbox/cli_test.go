@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -94,6 +95,7 @@ func TestCLIRunExtraArgsAndMissingImage(t *testing.T) {
 }
 
 func TestCLIEngineUnreachable(t *testing.T) {
+	dockertest.RequireCLI(t)
 	const host = "unix:///nonexistent.sock"
 	t.Setenv("DOCKER_HOST", host)
 	for mode, open := range map[string]func() error{

@@ -103,8 +103,16 @@ func (p *CodegenProvider) Provision(ctx context.Context, spec plugin.ProvisionSp
 	if spec.Workspace != "" {
 		set.workspace = spec.Workspace
 	}
-	if err := checkWorkspace(set.workspace); err != nil {
-		return plugin.Provisioned{}, err
+	if set.workspace != "" {
+		if set.workspace, err = resolveWorkspace(set.workspace); err != nil {
+			return plugin.Provisioned{}, err
+		}
+		if err := set.resolveUser(set.workspace, p.hard); err != nil {
+			return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
+		}
+		if err := checkWritable(set.workspace, set.uid, set.gid); err != nil {
+			return plugin.Provisioned{}, err
+		}
 	}
 	cli, err := p.client()
 	if err != nil {
@@ -114,7 +122,7 @@ func (p *CodegenProvider) Provision(ctx context.Context, spec plugin.ProvisionSp
 		if cerrdefs.IsNotFound(err) {
 			return plugin.Provisioned{}, imageMissing(set.image)
 		}
-		return plugin.Provisioned{}, provisionErr(cli, "inspect image "+set.image, err)
+		return plugin.Provisioned{}, provisionErr(ctx, cli, "inspect image "+set.image, err)
 	}
 	b := &codegenBox{idle: set.idle}
 	ok := false
@@ -186,26 +194,6 @@ func (p *CodegenProvider) Provision(ctx context.Context, spec plugin.ProvisionSp
 	return b.info, nil
 }
 
-// checkWorkspace refuses a workspace that is not an existing directory:
-// the engine would create a missing bind source as an empty root-owned
-// directory, and the agent would work on nothing.
-func checkWorkspace(dir string) error {
-	if dir == "" {
-		return nil
-	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return sandbox.Errorf(sandbox.KindStart, "%s: workspace %s does not exist (create it, or leave workspace out for an empty one)", CodegenMode, dir)
-		}
-		return sandbox.Errorf(sandbox.KindStart, "%s: workspace %s: %w", CodegenMode, dir, err)
-	}
-	if !fi.IsDir() {
-		return sandbox.Errorf(sandbox.KindStart, "%s: workspace %s is not a directory", CodegenMode, dir)
-	}
-	return nil
-}
-
 func newSandboxID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -249,6 +237,9 @@ func (b *codegenBox) Info() plugin.Provisioned           { return b.info }
 func (b *codegenBox) IdleSince() time.Time               { return b.fwd.IdleSince() }
 func (b *codegenBox) IdleTimeout() time.Duration         { return b.idle }
 func (b *codegenBox) Teardown(ctx context.Context) error { return b.teardown(ctx) }
+
+// Dead makes a box a provision.Mortal: its container may exit by itself.
+func (b *codegenBox) Dead() string { return b.ctr.dead() }
 
 // Release removes the sandbox's container and private directory.
 func (p *CodegenProvider) Release(ctx context.Context, id string) error {

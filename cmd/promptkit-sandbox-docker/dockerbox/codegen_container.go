@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
@@ -37,8 +38,16 @@ type codegenContainer struct {
 	att    client.HijackedResponse
 	output *bounded.Tail
 	exited chan struct{} // closed when the container has stopped
-	once   sync.Once
+	// code is the container's exit status, set before exited closes;
+	// -1 when the engine did not say.
+	code int64
+	once sync.Once
 }
+
+// outputGrace is how long, once the container has stopped, its last
+// output may take to arrive through the attach, so that what it said
+// before it died is quoted.
+const outputGrace = time.Second
 
 // codegenSpec is what one container is made from.
 type codegenSpec struct {
@@ -100,40 +109,64 @@ func (s codegenSpec) config() (*container.Config, *container.HostConfig) {
 }
 
 // startCodegen creates, attaches to and starts the container. On error
-// nothing of it is left.
+// (ctx's end included) nothing of it is left.
+//
+// The create is not abandoned when ctx ends: the engine finishes a
+// create whose client has gone, and the container would be left
+// "Created", with no attach to take it down. It is given until
+// cleanupTimeout past ctx's deadline, and a create whose answer is lost
+// all the same is removed by its name, unique to this provision.
 func startCodegen(ctx context.Context, cli *client.Client, s codegenSpec) (*codegenContainer, error) {
 	cfg, host := s.config()
-	created, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: containerName(), Config: cfg, HostConfig: host})
+	name := containerName()
+	createCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), afterDeadline(ctx, cleanupTimeout))
+	created, err := cli.ContainerCreate(createCtx, client.ContainerCreateOptions{Name: name, Config: cfg, HostConfig: host})
+	cancel()
 	if err != nil {
+		if createCtx.Err() != nil {
+			removeNamed(cli, name)
+		}
 		if cerrdefs.IsNotFound(err) {
 			return nil, imageMissing(s.set.image)
 		}
-		return nil, provisionErr(cli, "create container from image "+s.set.image, err)
+		return nil, provisionErr(ctx, cli, "create container from image "+s.set.image, err)
 	}
-	c := &codegenContainer{cli: cli, id: created.ID, output: &bounded.Tail{Max: outputTail}, exited: make(chan struct{})}
+	c := &codegenContainer{cli: cli, id: created.ID, output: &bounded.Tail{Max: outputTail}, exited: make(chan struct{}), code: -1}
 	ok := false
 	defer func() {
 		if !ok {
 			c.remove(context.WithoutCancel(ctx))
 		}
 	}()
+	if sandbox.Done(ctx) {
+		return nil, provisionErr(ctx, cli, "create container", ctx.Err())
+	}
 	att, err := cli.ContainerAttach(ctx, c.id, client.ContainerAttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
-		return nil, provisionErr(cli, "attach to container", err)
+		return nil, provisionErr(ctx, cli, "attach to container", err)
 	}
 	c.att = att.HijackedResponse
-	go func() { _, _ = stdcopy.StdCopy(c.output, c.output, c.att.Reader) }()
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = stdcopy.StdCopy(c.output, c.output, c.att.Reader)
+	}()
 	// Registered before the start, so an exit cannot be missed.
 	wait := cli.ContainerWait(context.Background(), c.id, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
 	go func() {
 		select {
-		case <-wait.Result:
+		case res := <-wait.Result:
+			c.code = res.StatusCode
 		case <-wait.Error:
+		}
+		select {
+		case <-copied:
+		case <-time.After(outputGrace):
 		}
 		close(c.exited)
 	}()
 	if _, err := cli.ContainerStart(ctx, c.id, client.ContainerStartOptions{}); err != nil {
-		return nil, provisionErr(cli, "start container", err)
+		return nil, provisionErr(ctx, cli, "start container", err)
 	}
 	ok = true
 	return c, nil
@@ -142,9 +175,43 @@ func startCodegen(ctx context.Context, cli *client.Client, s codegenSpec) (*code
 // Exited is closed once the container has stopped.
 func (c *codegenContainer) Exited() <-chan struct{} { return c.exited }
 
-// LastOutput is the end of what sandboxd wrote, on one line.
+// LastOutput is the end of what sandboxd wrote, on one line, and once
+// the container has stopped, its exit status.
 func (c *codegenContainer) LastOutput() string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(string(c.output.Bytes()), "\n", " | ")), " ")
+	out := strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(string(c.output.Bytes())), "\n", " | ")), " ")
+	select {
+	case <-c.exited:
+		if c.code >= 0 {
+			if out == "" {
+				out = "(nothing)"
+			}
+			return out + " (exit code " + strconv.FormatInt(c.code, 10) + ")"
+		}
+	default:
+	}
+	return out
+}
+
+// dead says how the container stopped, or "" while it runs.
+func (c *codegenContainer) dead() string {
+	select {
+	case <-c.exited:
+	default:
+		return ""
+	}
+	out := c.LastOutput()
+	if out == "" {
+		out = "(nothing)"
+	}
+	return "stopped; its output ended: " + out
+}
+
+// removeNamed force-removes the container called name, with a context
+// of its own: the provision it was made for has ended.
+func removeNamed(cli *client.Client, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	removeContainer(ctx, cli, name)
 }
 
 // kill SIGKILLs the container's processes, so nothing writes to its
@@ -168,10 +235,14 @@ func (c *codegenContainer) remove(ctx context.Context) {
 	})
 }
 
-// provisionErr classifies an engine failure while provisioning: an
-// unreachable engine is KindTransport naming it, anything else the
-// engine refused is KindStart (nothing was handed out).
-func provisionErr(cli *client.Client, op string, err error) error {
+// provisionErr classifies an engine failure while provisioning: the
+// end of ctx first (a timeout, or the caller gone), then an unreachable
+// engine (KindTransport, naming it), and anything else the engine
+// refused is KindStart (nothing was handed out).
+func provisionErr(ctx context.Context, cli *client.Client, op string, err error) error {
+	if sandbox.Done(ctx) {
+		return sandbox.ContextError(ctx, CodegenMode+": "+op, 0)
+	}
 	if isConnErr(err) {
 		return unreachable(cli, err)
 	}

@@ -206,8 +206,9 @@ func (c *codegenContainer) dead() string {
 	return "stopped; its output ended: " + out
 }
 
-// removeNamed force-removes the container called name, with a context
-// of its own: the provision it was made for has ended.
+// removeNamed force-removes the container called name (or with that
+// ID) if it exists, with a context of its own: the call or provision it
+// was made for has ended.
 func removeNamed(cli *client.Client, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()

@@ -134,7 +134,7 @@ func (r *apiRunner) prepare(ctx context.Context, spec runSpec) (prepared, error)
 		defer cancel()
 		created, err := r.cli.ContainerCreate(createCtx, client.ContainerCreateOptions{Name: name, Config: cfg, HostConfig: host})
 		if err != nil && createCtx.Err() != nil {
-			r.removeNamed(name) // the create may have gone through
+			removeNamed(r.cli, name) // the create may have gone through
 		}
 		answer <- createResult{created.ID, err}
 	}()
@@ -155,7 +155,7 @@ func (r *apiRunner) prepare(ctx context.Context, spec runSpec) (prepared, error)
 				created = <-answer
 			}
 			if created.err == nil {
-				r.removeNamed(created.id)
+				removeNamed(r.cli, created.id)
 			}
 		}()
 		return nil, sandbox.ContextError(ctx, spec.what, spec.timeout)
@@ -195,13 +195,6 @@ func (r *apiRunner) prepare(ctx context.Context, spec runSpec) (prepared, error)
 	}
 	ok = true
 	return p, nil
-}
-
-// removeNamed force-removes a container by name or ID if it exists.
-func (r *apiRunner) removeNamed(name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-	defer cancel()
-	removeContainer(ctx, r.cli, name)
 }
 
 // removeContainer force-removes a container and returns once it is gone.

@@ -180,6 +180,16 @@ func (s streamSink) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Flush sends what this stream has gathered now, not when a chunk is full
+// or the call ends: for a backend whose output must reach the host even
+// if the process serving it stops (a serve's, whose exec passes on what
+// it received). Output after the result is dropped, as any write's.
+func (s streamSink) Flush() error {
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	return s.w.drainLocked(s.p, true)
+}
+
 // flush sends what both streams have gathered, and from then on sends
 // every write as it comes: the call's time is up, and the host waits for
 // its last output only a moment.

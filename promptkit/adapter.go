@@ -1,6 +1,7 @@
 package promptkit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -65,6 +66,12 @@ type Adapter struct {
 	mu      sync.Mutex
 	entries map[string]*entry // open sandboxes, by key (see entryKey)
 	closed  bool
+	calls   sync.WaitGroup // Spawns in flight, counted under mu
+
+	// closing ends when Close begins: every call in flight is cancelled
+	// with ErrClosed as the cause.
+	closing context.Context
+	cancel  context.CancelCauseFunc
 
 	stats counters
 }
@@ -103,12 +110,15 @@ func New(opts Options) (*Adapter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("promptkit adapter: %w", err)
 	}
+	closing, cancel := context.WithCancelCause(context.Background())
 	return &Adapter{
 		opts:    opts,
 		baseDir: base,
 		log:     log,
 		host:    h,
 		entries: make(map[string]*entry),
+		closing: closing,
+		cancel:  cancel,
 	}, nil
 }
 
@@ -116,10 +126,14 @@ func New(opts Options) (*Adapter, error) {
 // that has been closed.
 var ErrClosed = errors.New("promptkit-sandbox adapter is closed")
 
-// Close releases every sandbox the adapter opened — warm containers,
-// residents, connections — and stops the plugin processes. Plugin calls in
-// flight end with an error; sandboxes PromptKit still holds fail with
-// ErrClosed from then on. Close is idempotent.
+// Close cancels the calls in flight, then releases every sandbox the
+// adapter opened — warm containers, residents, connections — and stops
+// the plugin processes. A cancelled call's sandbox kills what it started,
+// as on any cancellation, and the call returns an error that matches
+// context.Canceled and sandbox.ErrCanceled and wraps ErrClosed (or a
+// transport error, for a plugin that went first). Close waits for them
+// at most callsGrace. Sandboxes PromptKit still holds fail with ErrClosed
+// from then on. Close is idempotent.
 func (a *Adapter) Close() error {
 	a.mu.Lock()
 	if a.closed {
@@ -134,12 +148,47 @@ func (a *Adapter) Close() error {
 	a.entries = nil
 	a.mu.Unlock()
 
+	a.cancel(ErrClosed)
+	ended := make(chan struct{})
+	go func() { a.calls.Wait(); close(ended) }()
+	select {
+	case <-ended:
+	case <-time.After(callsGrace):
+		// A backend that does not end a cancelled call: closing the
+		// sandboxes and plugins below ends it from their side.
+		a.log.Warn("calls in flight did not end within the grace after Close cancelled them; closing their sandboxes", "grace", callsGrace)
+	}
+
 	var errs []error
 	for _, e := range entries {
 		errs = append(errs, e.close())
 	}
 	errs = append(errs, a.host.Close())
 	return errors.Join(errs...)
+}
+
+// callsGrace bounds how long Close waits for cancelled calls to end. A
+// local backend kills the call's process group at once; a plugin's call
+// ends within plugin.HopGrace of the cancel even if the plugin is stuck.
+const callsGrace = 5 * time.Second
+
+// enter counts a call in flight and returns its context, which Close
+// cancels; false once the adapter is closed. done ends the call.
+func (a *Adapter) enter(ctx context.Context) (_ context.Context, done func(), ok bool) {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil, nil, false
+	}
+	a.calls.Add(1)
+	a.mu.Unlock()
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(a.closing, func() { cancel(context.Cause(a.closing)) })
+	return ctx, func() {
+		stop()
+		cancel(nil)
+		a.calls.Done()
+	}, true
 }
 
 func (a *Adapter) isClosed() bool {

@@ -36,10 +36,15 @@ func (h *handle) Name() string { return h.name }
 // PromptKit's hooks read either. A span in ctx goes on to the plugin
 // that runs the call (see shared/tracing).
 func (h *handle) Spawn(ctx context.Context, req pksandbox.Request) (pksandbox.Response, error) {
-	if h.closed.Load() || h.a.isClosed() {
+	ctx, done, ok := h.a.enter(ctx)
+	if !ok || h.closed.Load() {
+		if ok {
+			done()
+		}
 		err := sandbox.NewError(sandbox.KindStart, "sandbox "+h.name+": "+ErrClosed.Error(), ErrClosed)
 		return pksandbox.Response{Err: err}, err
 	}
+	defer done()
 	cmd := req.Command
 	if h.e.direct && isRelativePath(cmd) {
 		cmd = filepath.Join(h.a.baseDir, cmd)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -45,57 +46,78 @@ func (e *cliEnv) exec(args []string) int {
 	defer stop()
 
 	path, explicit := serveSocket(*socket)
-	conn, err := dialServe(ctx, path)
+	sc, code, cold := e.openServed(ctx, log, f, cfg, path, explicit)
 	switch {
-	case err == nil:
+	case sc != nil:
 		log.Debug("running the call through serve", "socket", path)
-		return e.execServed(ctx, log, f, cfg, path, conn)
-	case !explicit && !sandbox.Done(ctx):
-		// Nothing there, a stale socket, or one we will not talk to (a
-		// serve of another user): the default socket is only a guess, and
-		// a cold call sends nothing to it.
-		log.Debug("no usable serve on the default socket: running cold", "socket", path, "reason", err)
-		// The file as given: paths in it resolve against its directory,
-		// which a symlink's may not be.
+		defer sc.close(log)
+		return e.spawnThrough(ctx, f, sc)
+	case cold:
+		// Nothing there, a stale socket, one we will not talk to (a
+		// serve of another user), or a serve that does not answer: the
+		// default socket is only a guess, and a cold call sends nothing
+		// to it. The file as given: paths in it resolve against its
+		// directory, which a symlink's may not be.
 		return e.spawnCold(ctx, f, *f.cfgPath)
-	case sandbox.Done(ctx):
-		e.errorf("exec: %v", sandbox.ContextError(ctx, "connect to serve", 0))
-		return exitInterrupted
 	}
-	e.errorf("exec: %v (start one with: promptkit-sandbox serve --config %s --socket %s)", err, cfg, path)
-	return exitSandbox
+	return code
 }
 
-// execServed runs the call in the serve at the other end of conn: it
-// opens the sandbox of our config by name, runs the command, and closes
-// its handle.
-func (e *cliEnv) execServed(ctx context.Context, log hclog.Logger, f *spawnFlags, cfg, path string, conn net.Conn) int {
+// openServed opens the sandbox of our config that f names in the serve
+// on path, within serveAnswerTimeout. When it cannot, cold says to run
+// the call cold instead (a default socket that has no usable serve),
+// or code is the exit code, the reason written.
+func (e *cliEnv) openServed(ctx context.Context, log hclog.Logger, f *spawnFlags, cfg, path string, explicit bool) (sc *servedCall, code int, cold bool) {
+	pctx, cancel := context.WithTimeout(ctx, serveAnswerTimeout)
+	defer cancel()
+	// unusable handles a serve that could not be used: cold where the
+	// socket is only a guess, an error where it was named.
+	unusable := func(err error) (*servedCall, int, bool) {
+		switch {
+		case sandbox.Done(ctx):
+			e.errorf("exec: %v", sandbox.ContextError(ctx, "connect to serve", 0))
+			return nil, exitInterrupted, false
+		case !explicit:
+			log.Debug("no usable serve on the default socket: running cold", "socket", path, "reason", err)
+			return nil, 0, true
+		case notAnswering(ctx, pctx):
+			e.errorf("exec: serve on %s: did not answer within %s (stopped or overloaded?)", path, serveAnswerTimeout)
+			return nil, exitSandbox, false
+		case errors.Is(err, errNoServe):
+			e.errorf("exec: %v (start one with: promptkit-sandbox serve --config %s --socket %s)", err, cfg, path)
+			return nil, exitSandbox, false
+		}
+		return nil, e.spawnExitCode(f.cmd, err), false
+	}
+	conn, err := dialServe(pctx, path)
+	if err != nil {
+		return unusable(err)
+	}
 	cc, err := grpcOver(conn, path)
 	if err != nil {
 		conn.Close()
-		e.errorf("exec: serve on %s: %v", path, err)
-		return exitSandbox
+		return unusable(fmt.Errorf("serve on %s: %w", path, err))
 	}
-	defer cc.Close()
 	client := plugin.NewClient(cc)
-	d, err := client.Describe(ctx)
+	d, err := client.Describe(pctx)
 	if err != nil {
-		return e.spawnExitCode(f.cmd, fmt.Errorf("serve on %s: %w", path, err))
+		cc.Close()
+		return unusable(fmt.Errorf("serve on %s: %w", path, err))
 	}
 	mode, code := e.servedModeOf(d, f, cfg, path)
 	if code != exitOK {
-		return code
+		cc.Close()
+		return nil, code, false
 	}
-	sb, err := client.Open(ctx, *f.name, mode, nil)
+	sb, err := client.Open(pctx, *f.name, mode, nil)
 	if err != nil {
-		return e.spawnExitCode(f.cmd, fmt.Errorf("serve on %s: open sandbox %s: %w", path, *f.name, err))
-	}
-	defer func() {
-		if err := sb.Close(); err != nil {
-			log.Debug("releasing the served sandbox's handle", "error", err)
+		cc.Close()
+		if notAnswering(ctx, pctx) {
+			return unusable(err)
 		}
-	}()
-	return e.spawnThrough(ctx, f, sb)
+		return nil, e.spawnExitCode(f.cmd, fmt.Errorf("serve on %s: open sandbox %s: %w", path, *f.name, err)), false
+	}
+	return &servedCall{path: path, cc: cc, client: client, sb: sb}, exitOK, false
 }
 
 // servedModeOf finds the mode a serve offers for sandbox f.name of cfg. A

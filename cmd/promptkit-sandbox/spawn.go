@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/altairalabs/promptkit-sandbox/shared/bounded"
 	"github.com/altairalabs/promptkit-sandbox/shared/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
@@ -143,12 +145,12 @@ func (e *cliEnv) spawnExitCode(cmd string, err error) int {
 }
 
 // spawnStdin reads what is piped to us; a terminal is not read, so an
-// interactive `spawn` does not sit waiting for EOF.
+// interactive `spawn` does not sit waiting for EOF. Only a terminal: any
+// other character device (/dev/zero, /dev/urandom, /dev/null) is read
+// like a pipe, to the limit, so endless input is refused, not dropped.
 func (e *cliEnv) spawnStdin(limit int64) ([]byte, error) {
-	if f, ok := e.stdin.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			return nil, nil
-		}
+	if f, ok := e.stdin.(*os.File); ok && isTerminal(f) {
+		return nil, nil
 	}
 	data, err := bounded.Read(e.stdin, limit, "stdin", maxInputHint)
 	if err != nil {
@@ -162,4 +164,20 @@ func describeConfig(path string) string {
 		return "the built-in sandboxes (pass --config to use a RuntimeConfig's)"
 	}
 	return path
+}
+
+// isTerminal reports whether f is a terminal: a device that answers the
+// terminal ioctl, as isatty(3) asks, not any character device.
+func isTerminal(f *os.File) bool {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var ioctlErr error
+	if err := raw.Control(func(fd uintptr) {
+		_, ioctlErr = unix.IoctlGetTermios(int(fd), unix.TCGETS)
+	}); err != nil {
+		return false
+	}
+	return ioctlErr == nil
 }

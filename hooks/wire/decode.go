@@ -181,6 +181,11 @@ func parseObject(data []byte) (map[string]json.RawMessage, error) {
 	if !isObject(raw) {
 		return nil, fmt.Errorf("want a JSON object, got %s", jsonKind(raw))
 	}
+	if at := loneSurrogate(data); at >= 0 {
+		// encoding/json decodes it as U+FFFD, other decoders fail or keep
+		// it: the hook would not read what was written.
+		return nil, fmt.Errorf("lone UTF-16 surrogate %s at byte offset %d: decoders replace it with U+FFFD (PromptKit never sends one)", data[at:at+6], at)
+	}
 	if k, dup := duplicateKey(raw, false); dup {
 		return nil, fmt.Errorf("key %q appears twice in one object: PromptKit never sends that, and decoders disagree on which counts", k)
 	}

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -117,6 +118,9 @@ func decodeChecked(hook, phase string, data []byte) (*Payload, error) {
 	p := &Payload{Hook: hook, Phase: phase}
 	if hook == HookEval {
 		var r EvalResult
+		if err := checkFolded("eval result", data, reflect.TypeFor[EvalResult]()); err != nil {
+			return nil, err
+		}
 		if err := decodeStrict(data, &r); err != nil {
 			return nil, explain("eval result", err)
 		}
@@ -188,6 +192,11 @@ func expectString(name string, raw json.RawMessage, want string) error {
 // decodePayloadObject decodes the object under key into the Payload field
 // that p's hook type keeps there.
 func decodePayloadObject(p *Payload, key string, raw json.RawMessage) error {
+	if t := payloadType(p.Hook, key); t != nil {
+		if err := checkFolded(key, raw, t); err != nil {
+			return err
+		}
+	}
 	switch {
 	case p.Hook == HookProvider && key == keyRequest:
 		// Messages are decoded one by one so an error can say which.
@@ -268,4 +277,37 @@ func decodeMessages(where string, raws []json.RawMessage) ([]Message, error) {
 		}
 	}
 	return msgs, nil
+}
+
+// payloadType is the type the object under key of a hook's payload is
+// decoded into; nil for a key the hook does not take.
+func payloadType(hook, key string) reflect.Type {
+	switch {
+	case hook == HookProvider && key == keyRequest:
+		return reflect.TypeFor[ProviderRequest]()
+	case hook == HookProvider && key == keyResponse:
+		return reflect.TypeFor[ProviderResponse]()
+	case hook == HookTool && key == keyRequest:
+		return reflect.TypeFor[ToolRequest]()
+	case hook == HookTool && key == keyResponse:
+		return reflect.TypeFor[ToolResponse]()
+	case hook == HookSession && key == keyEvent:
+		return reflect.TypeFor[SessionEvent]()
+	}
+	return nil
+}
+
+// checkFolded refuses two keys of one object that encoding/json takes for
+// one field of t (see foldedDuplicate); where names the object.
+func checkFolded(where string, raw []byte, t reflect.Type) error {
+	d := foldedDuplicate(raw, t)
+	if d == nil {
+		return nil
+	}
+	if d.path != "" {
+		d.path = where + "." + d.path
+	} else {
+		d.path = where
+	}
+	return d
 }

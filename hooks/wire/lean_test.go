@@ -14,7 +14,7 @@ var long = strings.Repeat("é<x>\\n\\u2028", 40)
 // leanSeeds are documents that take the lean decoders, or just miss them.
 var leanSeeds = []struct{ hook, phase, doc string }{
 	{HookProvider, PhaseBeforeCall, `{"request":{"Messages":[{"role":"user","content":"` + long + `","meta":{"n":1.50,"l":[1e400]}}],"metadata":{"n":10000000000000000000001}}}`},
-	{HookProvider, PhaseBeforeCall, `{"request":{"messages":[{"ROLE":"user","Parts":[{"type":"text","text":"` + long + `"}],"media_summary":{"x":1}}],"Messages":null}}`},
+	{HookProvider, PhaseBeforeCall, `{"request":{"messages":[{"ROLE":"user","Parts":[{"type":"text","text":"` + long + `"}],"media_summary":{"x":1}}]}}`},
 	{HookProvider, PhaseBeforeCall, `{"request":{"Messages":[{"role":"user","timestamp":"` + long + `"}]}}`},
 	{HookProvider, PhaseBeforeCall, `{"request":{"Messages":[{"role":"user","content":"` + long + `","bogus":1}]}}`},
 	{HookProvider, PhaseBeforeCall, `{"request":{"Messages":[null,{"content":"` + long + `"}]}}`},
@@ -26,6 +26,9 @@ var leanSeeds = []struct{ hook, phase, doc string }{
 	{HookSession, PhaseSessionUpdate, `{"event":{"Messages":[{"role":"user","content":"` + long + `","reasoning":{"x":"` + long + `"}}],"Metadata":{"a":[1.0]}}}`},
 	{HookSession, PhaseSessionEnd, `{"event":{"Messages":[{"role":"user","reasoning":"` + long + `"}]}}`},
 	{HookEval, "", `{"eval_id":"e","explanation":"` + long + `","value":{"n":1.0},"details":{"d":[2.50]},"violations":[{"turn_index":1,"evidence":{"e":3.0}}]}`},
+	// Refused, both ways: one field twice, by case; a lone surrogate.
+	{HookProvider, PhaseBeforeCall, `{"request":{"messages":[{"role":"user","content":"` + long + `"}],"Messages":null}}`},
+	{HookProvider, PhaseBeforeCall, `{"request":{"Messages":[{"role":"user","content":"` + long + `\udbff"}]}}`},
 }
 
 // checkLean is the fuzz oracle for the lean decoders: decodeInput, which

@@ -7,8 +7,9 @@ import (
 
 // This file is a small JSON scanner that works on the document's bytes
 // in place. One pass checks that a document is valid JSON (exactly as
-// json.Valid has it) and holds no key twice in one object (as
-// duplicateKey has it), and can write a skeleton of the document: the
+// json.Valid has it), holds no lone UTF-16 surrogate escape (which
+// json.Valid lets through and encoding/json decodes as U+FFFD) and no key
+// twice in one object (as duplicateKey has it), and can write a skeleton of the document: the
 // same JSON with every long string value replaced by "". The skeleton is
 // small whatever the strings hold, so the strict decoders (json.Decoder
 // with DisallowUnknownFields, which copies what it reads) can check it
@@ -45,7 +46,7 @@ type scanner struct {
 }
 
 // scanDocument reports whether data, valid UTF-8, is one valid JSON value
-// with no key repeated in any object. With elide > 0 it also returns the
+// with no lone surrogate escape and no key repeated in any object. With elide > 0 it also returns the
 // skeleton.
 func scanDocument(data []byte, elide int) (skel []byte, ok bool) {
 	s := &scanner{data: data, elide: elide}
@@ -196,22 +197,78 @@ func (s *scanner) escape() bool {
 		s.i += 2
 		return true
 	case 'u':
-		if s.i+6 > len(s.data) {
-			return false
-		}
-		for _, h := range s.data[s.i+2 : s.i+6] {
-			if !isHex(h) {
-				return false
-			}
-		}
-		s.i += 6
-		return true
+		n := escapeLen(s.data[s.i:])
+		s.i += n
+		return n > 0
 	}
 	return false
 }
 
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+// escapeLen is the length of the \u escape data starts with: 6, or 12
+// for a surrogate pair; 0 when it is malformed or a lone surrogate, which
+// decoders turn into U+FFFD: the hook would read another character than
+// the one written.
+func escapeLen(data []byte) int {
+	r, ok := hex4(data)
+	switch {
+	case !ok:
+		return 0
+	case 0xDC00 <= r && r <= 0xDFFF:
+		return 0 // a low surrogate first
+	case r < 0xD800 || r > 0xDBFF:
+		return 6
+	}
+	if len(data) < 12 || data[6] != '\\' {
+		return 0
+	}
+	if lo, ok := hex4(data[6:]); !ok || lo < 0xDC00 || lo > 0xDFFF {
+		return 0
+	}
+	return 12
+}
+
+// hex4 decodes the four hex digits of the \u escape data starts with.
+func hex4(data []byte) (rune, bool) {
+	if len(data) < 6 || data[1] != 'u' {
+		return 0, false
+	}
+	var r rune
+	for _, h := range data[2:6] {
+		switch {
+		case '0' <= h && h <= '9':
+			h -= '0'
+		case 'a' <= h && h <= 'f':
+			h -= 'a' - 10
+		case 'A' <= h && h <= 'F':
+			h -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(h)
+	}
+	return r, true
+}
+
+// loneSurrogate is the offset in data, valid JSON, of the first \u escape
+// of a UTF-16 surrogate not in a pair, or -1. A backslash in valid JSON
+// is always in a string, always an escape.
+func loneSurrogate(data []byte) int {
+	for i := 0; ; {
+		j := bytes.IndexByte(data[i:], '\\')
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if i+1 >= len(data) || data[i+1] != 'u' {
+			i += 2
+			continue
+		}
+		n := escapeLen(data[i:])
+		if n == 0 {
+			return i
+		}
+		i += n
+	}
 }
 
 func (s *scanner) object() bool {

@@ -13,15 +13,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/child"
 )
 
 func TestMain(m *testing.M) {
-	ServeChild()
+	child.Serve()
 	os.Exit(m.Run())
 }
 
 // self is the test binary, which renders D2 as sandboxd does (TestMain
-// calls ServeChild).
+// calls child.Serve).
 func self(t *testing.T) string {
 	t.Helper()
 	p, err := os.Executable()

@@ -22,12 +22,11 @@ func init() {
 		if err := os.WriteFile(string(in), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 			return nil, err
 		}
-		for {
-		}
+		time.Sleep(time.Hour)
+		return nil, nil
 	})
 	// hog allocates and touches memory until it is stopped.
 	Register("hog", func([]byte) ([]byte, error) {
-		var held [][]byte
 		for {
 			b := make([]byte, 64<<20)
 			for i := range b {
@@ -37,6 +36,9 @@ func init() {
 		}
 	})
 }
+
+// held keeps what hog allocates.
+var held [][]byte
 
 func TestMain(m *testing.M) {
 	Serve()

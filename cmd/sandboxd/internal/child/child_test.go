@@ -17,7 +17,7 @@ import (
 func init() {
 	Register("echo", func(in []byte) ([]byte, error) { return bytes.ToUpper(in), nil })
 	Register("fail", func(in []byte) ([]byte, error) { return nil, errors.New("refused: " + string(in)) })
-	// spin writes its pid to the file its input names, then never ends.
+	// spin writes its pid to the file its input names, then waits an hour.
 	Register("spin", func(in []byte) ([]byte, error) {
 		if err := os.WriteFile(string(in), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 			return nil, err

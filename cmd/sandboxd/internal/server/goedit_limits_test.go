@@ -91,7 +91,9 @@ func TestEditFunctionBodyDeepNestingIsRefusedFast(t *testing.T) {
 	if want := "edit_function_body F in p.go: new_body nests 30000 levels deep; the limit is 512"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if took > 500*time.Millisecond {
+	// The old code took 107 s; the check alone takes milliseconds,
+	// more under -race on a loaded machine.
+	if took > time.Second {
 		t.Errorf("refused in %v", took)
 	}
 	if grew > 32 {

@@ -20,9 +20,20 @@ import (
 // Bounds on what change_function_signature reads and lists.
 const (
 	maxPackageFiles = 1000
-	maxPackageBytes = 16 << 20
 	maxSitesShown   = 50
 )
+
+// maxPackageBytes bounds the Go files of a package that
+// change_function_signature reads, sends to its child and type-checks;
+// tests lower it, as goEditLimits.
+var maxPackageBytes = 16 << 20
+
+// goEditor makes a server's structural edits, with the limits it
+// started with.
+type goEditor struct {
+	goedit.Isolated
+	maxPackageBytes int
+}
 
 // goEditLimits bound every edit's child process; tests lower them
 // (never from a parallel test: servers read them when they start).
@@ -37,8 +48,8 @@ const funcNameHelp = "The function: Name, or a method as Type.Method or (*Type).
 func (s *Server) registerGoEditTools(m *mcpserver.MCPServer, ws []mcp.ToolOption) {
 	// The edits run in children of this executable, where a runaway
 	// parse or format is killed, not the daemon.
-	ed := goedit.Isolated{Self: child.Executable(), Limits: goEditLimits}
-	with := func(f func(context.Context, goedit.Isolated, *space, mcp.CallToolRequest) (string, error)) func(context.Context, *space, mcp.CallToolRequest) (string, error) {
+	ed := goEditor{goedit.Isolated{Self: child.Executable(), Limits: goEditLimits}, maxPackageBytes}
+	with := func(f func(context.Context, goEditor, *space, mcp.CallToolRequest) (string, error)) func(context.Context, *space, mcp.CallToolRequest) (string, error) {
 		return func(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
 			return f(ctx, ed, sp, req)
 		}
@@ -96,7 +107,7 @@ func (s *Server) writeGo(ctx context.Context, sp *space, path string, old, src [
 	return done + s.diagnoseChanged(ctx, sp, path), nil
 }
 
-func (s *Server) editFunctionBody(ctx context.Context, ed goedit.Isolated, sp *space, req mcp.CallToolRequest) (string, error) {
+func (s *Server) editFunctionBody(ctx context.Context, ed goEditor, sp *space, req mcp.CallToolRequest) (string, error) {
 	name, err := req.RequireString("function_name")
 	if err != nil {
 		return "", err
@@ -116,7 +127,7 @@ func (s *Server) editFunctionBody(ctx context.Context, ed goedit.Isolated, sp *s
 	return s.writeGo(ctx, sp, path, src, out, fmt.Sprintf("Replaced the body of %s in %s", name, rel))
 }
 
-func (s *Server) insertAfterMethod(ctx context.Context, ed goedit.Isolated, sp *space, req mcp.CallToolRequest) (string, error) {
+func (s *Server) insertAfterMethod(ctx context.Context, ed goEditor, sp *space, req mcp.CallToolRequest) (string, error) {
 	recv, err := req.RequireString("receiver_type")
 	if err != nil {
 		return "", err
@@ -140,7 +151,7 @@ func (s *Server) insertAfterMethod(ctx context.Context, ed goedit.Isolated, sp *
 	return s.writeGo(ctx, sp, path, src, out, fmt.Sprintf("Inserted a method after %s.%s in %s", recv, method, rel))
 }
 
-func (s *Server) changeFunctionSignature(ctx context.Context, ed goedit.Isolated, sp *space, req mcp.CallToolRequest) (string, error) {
+func (s *Server) changeFunctionSignature(ctx context.Context, ed goEditor, sp *space, req mcp.CallToolRequest) (string, error) {
 	name, err := req.RequireString("function_name")
 	if err != nil {
 		return "", err
@@ -157,7 +168,7 @@ func (s *Server) changeFunctionSignature(ctx context.Context, ed goedit.Isolated
 	if err != nil {
 		return "", err
 	}
-	pkg, err := packageFiles(sp, rel, src)
+	pkg, err := packageFiles(sp, rel, src, ed.maxPackageBytes)
 	if err != nil {
 		return "", fmt.Errorf("change_function_signature: %w", err)
 	}
@@ -220,9 +231,8 @@ func listSites(b *strings.Builder, sites []goedit.Site) {
 // files of its directory with the same package clause, rel first. An
 // external test package (name_test) is another package and is left
 // out, as are files that are not regular (a symlink) and files over
-// goedit's size limit; a package over maxPackageBytes in all is
-// refused, as all of it is sent to the edit's child and type-checked.
-func packageFiles(sp *space, rel string, src []byte) ([]goedit.File, error) {
+// goedit's size limit; a package over maxBytes in all is refused, as all of it is sent to the edit's child and type-checked.
+func packageFiles(sp *space, rel string, src []byte, maxBytes int) ([]goedit.File, error) {
 	name := packageName(src)
 	if name == "" {
 		// goedit reports the syntax error.
@@ -255,8 +265,8 @@ func packageFiles(sp *space, rel string, src []byte) ([]goedit.File, error) {
 		if err != nil || packageName(data) != name {
 			continue
 		}
-		if total += len(data); total > maxPackageBytes {
-			return nil, fmt.Errorf("the package's Go files in %s hold over %d bytes, the limit", dir, maxPackageBytes)
+		if total += len(data); total > maxBytes {
+			return nil, fmt.Errorf("the package's Go files in %s hold over %d bytes, the limit", dir, maxBytes)
 		}
 		pkg = append(pkg, goedit.File{Name: p, Src: data})
 	}

@@ -195,3 +195,38 @@ func TestGoEditRunawayStaysInTheChild(t *testing.T) {
 		t.Errorf("children left: %v", left)
 	}
 }
+
+// TestChangeFunctionSignaturePackageLimit: a package whose Go files hold
+// just the limit is type-checked; one byte more is refused.
+func TestChangeFunctionSignaturePackageLimit(t *testing.T) {
+	ws := t.TempDir()
+	dir := filepath.Join(ws, "pkg")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"p.go": limitsGo, "q.go": "package p\n\nfunc q() { F() }\n"}
+	total := 0
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		total += len(src)
+	}
+	saved := maxPackageBytes
+	t.Cleanup(func() { maxPackageBytes = saved })
+	args := map[string]any{"file_path": "pkg/p.go", "function_name": "F", "new_signature": "func F()"}
+	session := func(limit int) *mcp.ClientSession {
+		maxPackageBytes = limit
+		cs := startDaemon(t, Config{Workspaces: []Workspace{{Dir: ws}}}).connect(t, streamable)
+		ok(t, cs, "Read", map[string]any{"file_path": "pkg/p.go"})
+		return cs
+	}
+
+	got := fails(t, session(total-1), "change_function_signature", args)
+	if want := "change_function_signature: the package's Go files in pkg hold over " + strconv.Itoa(total-1) + " bytes, the limit"; got != want {
+		t.Errorf("past the limit: %q, want %q", got, want)
+	}
+	if out := ok(t, session(total), "change_function_signature", args); !strings.HasPrefix(out, "Changed the signature of F in pkg/p.go\n2 calls in the package") {
+		t.Errorf("at the limit: %s", out)
+	}
+}

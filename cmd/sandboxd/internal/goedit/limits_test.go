@@ -43,6 +43,9 @@ func TestShapeIsMeasured(t *testing.T) {
 	}
 }
 
+// pad is s with x's after it to n bytes.
+func pad(s string, n int) string { return s + strings.Repeat("x", n-len(s)) }
+
 // nestedBlocks is a body of blocks nested n deep.
 func nestedBlocks(n int) string { return strings.Repeat("{", n) + strings.Repeat("}", n) }
 
@@ -62,6 +65,28 @@ var limitCases = []struct {
 	at   int    // the limit: edit(at) succeeds
 	want string // edit(at+1)'s error
 }{
+	{"body size", func(n int) editCall { return editBody(limitsSrc, "F", pad("return //", n)) }, MaxFragmentBytes,
+		"new_body is 262145 bytes, over the 262144 allowed"},
+	{"file size", func(n int) editCall { return editBody(pad(limitsSrc+"//", n), "F", "return") }, MaxFileBytes,
+		"the file is 4194305 bytes, over the 4194304 allowed"},
+	{"method size", func(n int) editCall {
+		return editCall{"method", func(ctx context.Context, x *Isolated) error {
+			decl := pad("func (T) N() {} //", n)
+			if x == nil {
+				_, err := InsertAfterMethod("p.go", []byte(limitsSrc), "T", "M", decl)
+				return err
+			}
+			_, err := x.InsertAfterMethod(ctx, "p.go", []byte(limitsSrc), "T", "M", decl)
+			return err
+		}}
+	}, MaxFragmentBytes, "new_method is 262145 bytes, over the 262144 allowed"},
+	{"signature size", func(n int) editCall {
+		return changeSignature("func F()"+strings.Repeat(" ", n-len("func F()")), nil)
+	}, MaxFragmentBytes, "new_signature is 262145 bytes, over the 262144 allowed"},
+	{"call_args size", func(n int) editCall {
+		args := strings.Repeat(" ", n)
+		return changeSignature("func F()", &args)
+	}, MaxFragmentBytes, "call_args is 262145 bytes, over the 262144 allowed"},
 	{"body nesting", func(n int) editCall { return editBody(limitsSrc, "F", nestedBlocks(n)) }, MaxNesting,
 		"new_body nests 513 levels deep; the limit is 512"},
 	{"body chain", func(n int) editCall { return editBody(limitsSrc, "F", sum(n)) }, MaxChain,

@@ -23,7 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sys/unix"
 
-	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/diagram"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/child"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/server"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/telemetry"
 	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
@@ -48,8 +48,9 @@ var otlpHeaderEnv = []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_T
 var version = "dev"
 
 func main() {
-	// A D2 render runs in a child of this executable; this is that child.
-	diagram.ServeChild()
+	// D2 renders and structural Go edits run in children of this
+	// executable; this may be one.
+	child.Serve()
 	if err := sealSecrets(os.Args[1:], os.Environ(), os.Getenv); err != nil {
 		fmt.Fprintln(os.Stderr, "sandboxd: warning: secrets stay readable in /proc/<pid>/environ:", err)
 	}

@@ -2,45 +2,50 @@ package diagram
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"os"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/child"
 )
 
-// childEnv, set to childD2, makes this executable a D2 renderer (see
-// ServeChild).
-const (
-	childEnv = "SANDBOXD_DIAGRAM_CHILD"
-	childD2  = "d2"
-)
+// childD2 names the D2 renderer among the functions a child of
+// sandboxd's executable runs (see child.Serve).
+const childD2 = "d2"
 
-// ServeChild makes the process a D2 renderer when its parent started it
-// as one: it reads the source from stdin, writes the SVG to stdout, and
-// exits (1, the error on stderr, if the source does not render). Any
-// other process returns at once. sandboxd's main, and the TestMain of a
-// package whose tests render D2, call it first.
-func ServeChild() {
-	if os.Getenv(childEnv) != childD2 {
-		return
-	}
-	os.Exit(serveD2(os.Stdin, os.Stdout, os.Stderr))
+func init() { child.Register(childD2, serveD2) }
+
+// d2Job is what the D2 child is given.
+type d2Job struct {
+	Source string
+	Shapes int // the shapes limit
 }
 
-func serveD2(stdin io.Reader, stdout, stderr io.Writer) int {
-	// The parent has checked the size; this only stops a runaway pipe.
-	source, err := io.ReadAll(io.LimitReader(stdin, int64(DefaultLimits.Source)+1))
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
+// serveD2 compiles, checks and renders a d2Job's source, all of it in
+// the child: D2's compiler takes time cubic in the source's nesting,
+// and its layout runs in an interpreter no context reaches.
+func serveD2(input []byte) ([]byte, error) {
+	var job d2Job
+	if err := json.Unmarshal(input, &job); err != nil {
+		return nil, fmt.Errorf("internal error: %w", err)
 	}
-	svg, err := d2SVG(context.Background(), string(source))
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
+	return d2SVG(context.Background(), job.Source, job.Shapes)
+}
+
+// limitError is the LimitError for a child's limit, if it hit one.
+func limitError(err error, lim Limits) error {
+	switch {
+	case errors.Is(err, child.ErrTimeout):
+		return timedOut(lim)
+	case errors.Is(err, child.ErrOutput):
+		return &LimitError{What: "image", Limit: fmt.Sprintf("%d bytes", lim.Output)}
+	case errors.Is(err, child.ErrMemory):
+		return &LimitError{What: "memory", Limit: fmt.Sprintf("%d MiB", lim.Memory>>20)}
 	}
-	if _, err := stdout.Write(svg); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	return 0
+	return err
+}
+
+// childLimits are the child's share of lim.
+func childLimits(lim Limits) child.Limits {
+	return child.Limits{Timeout: lim.Timeout, Memory: lim.Memory, Output: lim.Output}
 }

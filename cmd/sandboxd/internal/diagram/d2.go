@@ -2,6 +2,7 @@ package diagram
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,6 +16,8 @@ import (
 	"oss.terrastruct.com/d2/d2renderers/d2svg"
 	d2log "oss.terrastruct.com/d2/lib/log"
 	"oss.terrastruct.com/d2/lib/textmeasure"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/child"
 )
 
 // ErrImport is why a D2 import ("...@file") fails: the source may name
@@ -30,32 +33,34 @@ func (noFiles) Open(name string) (fs.File, error) {
 }
 
 // renderD2 renders source in a child process (this executable, see
-// ServeChild): D2's layout runs dagre in a JavaScript interpreter that
-// takes no context, and a dense graph of fifty shapes can keep it busy
-// for minutes. A process can be killed at the time limit; a goroutine
-// could only be abandoned, still burning a core.
+// child.Serve): D2's compiler takes time cubic in the source's nesting
+// (a thousand nested maps, four seconds; four thousand, six minutes),
+// and its layout runs dagre in a JavaScript interpreter that takes no
+// context, where a dense graph of fifty shapes can keep it busy for
+// minutes. A process can be killed at the time limit, when the call is
+// cancelled and when sandboxd shuts down; a goroutine could only be
+// abandoned, still burning a core.
 func (r *Renderer) renderD2(ctx context.Context, source string) (*Image, error) {
-	if err := countShapes(source, r.Limits.Shapes); err != nil {
+	if err := checkNesting(D2, source, r.Limits.Nesting); err != nil {
 		return nil, err
 	}
-	if r.Self == "" {
-		return nil, fmt.Errorf("d2: %w: no executable to render in", ErrUnsupported)
-	}
-	out, err := runRenderer(ctx, r.Limits, r.Self, nil, []string{childEnv + "=" + childD2}, source)
+	job, err := json.Marshal(d2Job{Source: source, Shapes: r.Limits.Shapes})
 	if err != nil {
-		return nil, fmt.Errorf("d2: %w", err)
+		return nil, err
 	}
-	return &Image{Format: SVG, Data: out.data}, nil
+	svg, err := child.Call(ctx, r.Self, childD2, childLimits(r.Limits), job)
+	switch {
+	case errors.Is(err, child.ErrNoExecutable):
+		return nil, fmt.Errorf("d2: %w: %w", ErrUnsupported, err)
+	case err != nil:
+		return nil, fmt.Errorf("d2: %w", limitError(err, r.Limits))
+	}
+	return &Image{Format: SVG, Data: svg}, nil
 }
 
-// countShapes compiles source (no layout: quick) and refuses more shapes
-// and connections, over all its boards, than max; its errors are the
-// agent's to read, before any process starts.
-func countShapes(source string, max int) error {
-	g, _, err := d2compiler.Compile("", strings.NewReader(source), &d2compiler.CompileOptions{FS: noFiles{}})
-	if err != nil {
-		return fmt.Errorf("d2: %w", err)
-	}
+// checkShapes refuses more shapes and connections in g, over all its
+// boards, than max.
+func checkShapes(g *d2graph.Graph, max int) error {
 	if n := shapes(g); n > max {
 		return &LimitError{What: fmt.Sprintf("shapes and connections (%d)", n), Limit: fmt.Sprint(max)}
 	}
@@ -72,8 +77,18 @@ func shapes(g *d2graph.Graph) int {
 	return n
 }
 
-// d2SVG renders source to SVG, in this process.
-func d2SVG(ctx context.Context, source string) ([]byte, error) {
+// d2SVG renders source to SVG, in this process, once its shapes and
+// connections are found to be at most maxShapes: its compiler's errors,
+// and a graph too big to lay out, are the agent's to read before any
+// layout starts.
+func d2SVG(ctx context.Context, source string, maxShapes int) ([]byte, error) {
+	g, _, err := d2compiler.Compile("", strings.NewReader(source), &d2compiler.CompileOptions{FS: noFiles{}})
+	if err != nil {
+		return nil, err
+	}
+	if err := checkShapes(g, maxShapes); err != nil {
+		return nil, err
+	}
 	ruler, err := textmeasure.NewRuler()
 	if err != nil {
 		return nil, fmt.Errorf("fonts: %w", err)

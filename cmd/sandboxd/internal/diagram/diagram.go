@@ -49,6 +49,11 @@ type Limits struct {
 	Shapes int
 	// Memory caps a renderer process's address space, in bytes.
 	Memory uint64
+	// Nesting caps how deep a source's maps, subgraphs and attribute
+	// lists nest (see checkNesting): D2's compiler takes time cubic in
+	// it (a thousand levels, 4 s), and its layout more than that (ten
+	// nested containers, 2.5 s; twenty, 8 s; fifty, over 20 s).
+	Nesting int
 }
 
 // DefaultLimits are generous for a diagram a person would read.
@@ -59,6 +64,7 @@ var DefaultLimits = Limits{
 	Pixels:  8192,
 	Shapes:  1000,
 	Memory:  2 << 30,
+	Nesting: 20,
 }
 
 // Renderer renders diagrams.
@@ -66,7 +72,7 @@ type Renderer struct {
 	// Dot is the path of Graphviz's dot; empty when it is not installed.
 	Dot string
 	// Self is this executable, which renders D2 in a child process (see
-	// ServeChild).
+	// child.Serve).
 	Self   string
 	Limits Limits
 }
@@ -86,7 +92,7 @@ var ErrUnsupported = errors.New("unsupported")
 
 // LimitError is a render refused or stopped by one of its Limits.
 type LimitError struct {
-	What  string // "source", "image", "time", "shapes", "width/height"
+	What  string // "source", "image", "render time", "memory", "shapes ...", "nesting ...", "width/height ..."
 	Limit string
 }
 

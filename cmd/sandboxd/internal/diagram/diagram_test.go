@@ -13,15 +13,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/child"
 )
 
 func TestMain(m *testing.M) {
-	ServeChild()
+	child.Serve()
 	os.Exit(m.Run())
 }
 
 // self is the test binary, which renders D2 as sandboxd does (TestMain
-// calls ServeChild).
+// calls child.Serve).
 func self(t *testing.T) string {
 	t.Helper()
 	p, err := os.Executable()
@@ -252,10 +254,14 @@ func TestOutputCap(t *testing.T) {
 
 func TestSourceCap(t *testing.T) {
 	lim := DefaultLimits
-	lim.Source = 10
-	_, err := New("", self(t), lim).Render(context.Background(), D2, SVG, `a -> b -> c -> d`)
+	lim.Source = len("a -> b")
+	r := New("", self(t), lim)
+	if _, err := r.Render(context.Background(), D2, SVG, `a -> b`); err != nil {
+		t.Fatalf("at the limit: %v", err)
+	}
+	_, err := r.Render(context.Background(), D2, SVG, `a -> bc`)
 	var le *LimitError
-	if !errors.As(err, &le) || le.What != "source" {
+	if !errors.As(err, &le) || err.Error() != "diagram source over the limit of 6 bytes" {
 		t.Fatalf("err = %v, want the source limit", err)
 	}
 }

@@ -11,10 +11,12 @@
 // to sandboxd for what a Debian package already does, and its fonts and
 // PNG differ from the dot an agent's own docs describe.
 //
-// D2 renders with oss.terrastruct.com/d2 (pure Go) in a child process
-// of this executable under the same limits as dot: its dagre layout runs
-// in a JavaScript interpreter that cannot be interrupted, and only a
-// process can be killed. Its imports are given a file system that holds
+// D2 compiles and renders with oss.terrastruct.com/d2 (pure Go) in a
+// child process of this executable (package child) under the same limits
+// as dot: its compiler takes time cubic in a source's nesting, its dagre
+// layout runs in a JavaScript interpreter that cannot be interrupted,
+// and only a process can be killed. Both languages' sources are refused
+// past a nesting limit before any process starts. Its imports are given a file system that holds
 // nothing, so an "...@file" import is refused; icons are only URLs
 // written into the SVG, never fetched.
 //

@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"image/png"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/child"
 )
 
-// dotEnv is dot's environment (runRenderer adds HOME and the locale).
+// dotEnv is dot's environment (child.Run adds HOME and the locale).
 // SERVER_NAME with GV_FILE_PATH unset is Graphviz's safe mode: safefile()
 // refuses every file a graph names (image, shapefile, HTML <IMG SRC>,
 // also under imagepath) before opening it.
@@ -23,16 +25,22 @@ func (r *Renderer) renderDOT(ctx context.Context, format Format, source string) 
 	if format == PNG {
 		renderer = "-Tpng:cairo"
 	}
-	out, err := runRenderer(ctx, r.Limits, r.Dot, []string{renderer}, dotEnv, source)
-	if err != nil {
-		return nil, fmt.Errorf("dot: %w", err)
+	if err := checkNesting(DOT, source, r.Limits.Nesting); err != nil {
+		return nil, err
+	}
+	out, err := child.Run(ctx, child.Command{Path: r.Dot, Args: []string{renderer}, Env: dotEnv, Stdin: []byte(source)}, childLimits(r.Limits))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("dot: %w", limitError(err, r.Limits))
+	case len(out.Stdout) == 0:
+		return nil, fmt.Errorf("dot: rendered nothing:\n%s", out.Stderr)
 	}
 	if format == PNG {
-		if err := checkPixels(out.data, r.Limits.Pixels); err != nil {
+		if err := checkPixels(out.Stdout, r.Limits.Pixels); err != nil {
 			return nil, err
 		}
 	}
-	return &Image{Format: format, Data: out.data, Warnings: out.warnings}, nil
+	return &Image{Format: format, Data: out.Stdout, Warnings: out.Stderr}, nil
 }
 
 // checkPixels refuses a PNG wider or taller than max: a client decoding

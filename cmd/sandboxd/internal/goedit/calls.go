@@ -71,7 +71,7 @@ func ChangeSignatureInPackage(pkg []File, file, spec, sig string, callArgs *stri
 	if at < 0 {
 		return nil, fmt.Errorf("internal error: %s is not among the package's files", file)
 	}
-	p, err := parsePackage(pkg, at)
+	p, err := parsePackage(pkg, at, true)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func ChangeSignatureInPackage(pkg []File, file, spec, sig string, callArgs *stri
 // report type-checks the changed package and lists the uses of spec
 // with the errors found on them.
 func report(pkg []File, at int, spec string) (calls, refs []Site, err error) {
-	p, err := parsePackage(pkg, at)
+	p, err := parsePackage(pkg, at, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -180,12 +180,19 @@ type pkgSyntax struct {
 	errs    []types.Error // from the last check
 }
 
-func parsePackage(pkg []File, at int) (*pkgSyntax, error) {
+// parsePackage parses pkg. A file over the input limits is skipped, but
+// for the edited one (at), which is refused when checkAt is set; once
+// edited it is not held to them (see checkDecls).
+func parsePackage(pkg []File, at int, checkAt bool) (*pkgSyntax, error) {
 	p := &pkgSyntax{fset: token.NewFileSet(), src: pkg, files: make([]*ast.File, len(pkg))}
 	for i, f := range pkg {
-		if len(f.Src) > MaxFileBytes {
+		what := f.Name
+		if i == at {
+			what = "the file"
+		}
+		if err := checkFile(what, f.Src); err != nil && (checkAt || i != at) {
 			if i == at {
-				return nil, fmt.Errorf("the file is %d bytes, over the %d this tool edits", len(f.Src), MaxFileBytes)
+				return nil, err
 			}
 			p.skipped = append(p.skipped, f.Name)
 			continue

@@ -176,8 +176,11 @@ func signatureSplice(fset *token.FileSet, fd *ast.FuncDecl, sig string) (splice,
 // checkDecls parses the edited file and checks it declares what the
 // original did, plus added: a last guard that an edit replaced one node
 // and did not spill into its neighbours.
+//
+// The edited file is not held to the input limits: its parts were, and
+// a body nested as deep as allowed, in a function, nests a level deeper.
 func checkDecls(name string, before *ast.File, after []byte, added ...string) error {
-	_, f, err := parseFile(name, after)
+	_, f, err := parseChecked(name, after)
 	if err != nil {
 		return err
 	}

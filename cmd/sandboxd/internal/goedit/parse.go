@@ -12,12 +12,6 @@ import (
 	"strings"
 )
 
-// Bounds on input, so one call cannot make the parser chew on megabytes.
-const (
-	MaxFileBytes     = 4 << 20
-	MaxFragmentBytes = 256 << 10
-)
-
 // SyntaxError is a file or fragment that does not parse as what it must
 // be; nothing was changed.
 type SyntaxError struct {
@@ -28,13 +22,26 @@ type SyntaxError struct {
 func (e *SyntaxError) Error() string { return e.What + " does not parse: " + e.Err.Error() }
 func (e *SyntaxError) Unwrap() error { return e.Err }
 
-// parseFile parses a whole file, refusing one with any syntax error:
-// positions in a tree the parser had to patch up are no ground to edit
-// on.
-func parseFile(name string, src []byte) (*token.FileSet, *ast.File, error) {
-	if len(src) > MaxFileBytes {
-		return nil, nil, fmt.Errorf("the file is %d bytes, over the %d this tool edits", len(src), MaxFileBytes)
+// checkFile refuses a file over the size and shape limits.
+func checkFile(what string, src []byte) error {
+	if err := checkSize(what, len(src), MaxFileBytes); err != nil {
+		return err
 	}
+	return checkShape(what, src)
+}
+
+// parseFile parses a whole file, refusing one over the limits or with
+// any syntax error: positions in a tree the parser had to patch up are
+// no ground to edit on.
+func parseFile(name string, src []byte) (*token.FileSet, *ast.File, error) {
+	if err := checkFile("the file", src); err != nil {
+		return nil, nil, err
+	}
+	return parseChecked(name, src)
+}
+
+// parseChecked is parseFile for a file already within the limits.
+func parseChecked(name string, src []byte) (*token.FileSet, *ast.File, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, name, src, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
@@ -53,14 +60,16 @@ func firstErrors(err error) error {
 	return fmt.Errorf("%w (and %d more errors)", list[:3], len(list)-3)
 }
 
+// checkFragment refuses an agent's fragment that is empty or over the
+// limits.
 func checkFragment(what, text string) error {
-	if len(text) > MaxFragmentBytes {
-		return fmt.Errorf("%s is %d bytes, over the %d allowed", what, len(text), MaxFragmentBytes)
+	if err := checkSize(what, len(text), MaxFragmentBytes); err != nil {
+		return err
 	}
 	if strings.TrimSpace(text) == "" {
 		return fmt.Errorf("%s is empty", what)
 	}
-	return nil
+	return checkShape(what, []byte(text))
 }
 
 // fragmentPrefix makes a fragment a file; fragment positions are

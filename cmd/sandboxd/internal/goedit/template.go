@@ -15,9 +15,18 @@ type template []struct {
 	arg int
 }
 
+// checkCallArgs refuses call_args over the limits: it is spliced into
+// every call.
+func checkCallArgs(s string) error {
+	if err := checkSize("call_args", len(s), MaxFragmentBytes); err != nil {
+		return err
+	}
+	return checkShape("call_args", []byte(s))
+}
+
 func parseTemplate(s string) (template, error) {
-	if len(s) > MaxFragmentBytes {
-		return nil, fmt.Errorf("call_args is %d bytes, over the %d allowed", len(s), MaxFragmentBytes)
+	if err := checkCallArgs(s); err != nil {
+		return nil, err
 	}
 	var t template
 	var lit strings.Builder

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/child"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/diagram"
 )
 
@@ -324,4 +325,111 @@ func TestRenderDiagramScrubsTheImage(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(d.dir, "s.svg")); err == nil {
 		t.Error("s.svg was written")
 	}
+}
+
+// nestedD2 is shapes nested n deep.
+func nestedD2(n int) string {
+	return strings.Repeat("a:{", n-1) + "b" + strings.Repeat("}", n-1)
+}
+
+// TestRenderDiagramDeepSourceIsRefusedFast: 40000 nested levels of D2,
+// which took sandboxd 11 minutes of CPU to compile, are refused before
+// any compile, as is DOT past the limit; at the limit DOT renders.
+func TestRenderDiagramDeepSourceIsRefusedFast(t *testing.T) {
+	needDot(t)
+	t.Parallel()
+	d := startDaemon(t, Config{})
+	cs := d.connect(t, streamable)
+	for _, args := range []map[string]any{
+		{"language": "d2", "source": nestedD2(40000)},
+		{"language": "d2", "source": nestedD2(21)},
+		{"language": "dot", "source": "digraph {" + strings.Repeat("subgraph {", 20) + "a" + strings.Repeat("}", 21)},
+	} {
+		start := time.Now()
+		got := refused(t, cs, args)
+		levels := strings.Count(args["source"].(string), "{") + 1
+		if args["language"] == "dot" {
+			levels--
+		}
+		if want := "diagram nesting (" + strconv.Itoa(levels) + " levels) over the limit of 20 levels"; got != want {
+			t.Errorf("%s: %q, want %q", args["language"], got, want)
+		}
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("%s: refused in %v", args["language"], took)
+		}
+	}
+	rendered(t, cs, map[string]any{"language": "dot", "source": "digraph {" + strings.Repeat("subgraph {", 19) + "a" + strings.Repeat("}", 20)})
+}
+
+// waitNoRenderer waits a little for the D2 children to be gone.
+func waitNoRenderer(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(child.Running("d2")) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("D2 children left running: %v", child.Running("d2"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitRenderer waits for a D2 child to be running.
+func waitRenderer(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(child.Running("d2")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no D2 child started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRenderDiagramDeepD2StopsWithItsCall: with the nesting check
+// lifted, a D2 source whose compile takes half a minute (2000 levels)
+// is compiled in a child, which dies at the time limit, when the client
+// cancels the call, and when the daemon shuts down.
+func TestRenderDiagramDeepD2StopsWithItsCall(t *testing.T) {
+	lowerDiagramLimits(t, func(l *diagram.Limits) { l.Nesting = 1 << 30; l.Timeout = 2 * time.Second })
+	deep := map[string]any{"language": "d2", "source": nestedD2(2000)}
+	d := startDaemon(t, Config{})
+	cs := d.connect(t, streamable)
+	start := time.Now()
+	if got, want := refused(t, cs, deep), "d2: diagram render time over the limit of 2s"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	if took := time.Since(start); took > 6*time.Second {
+		t.Errorf("stopped after %v", took)
+	}
+	waitNoRenderer(t)
+
+	lowerDiagramLimits(t, func(l *diagram.Limits) { l.Timeout = time.Minute })
+	d = startDaemon(t, Config{ShutdownGrace: 100 * time.Millisecond})
+	cs = d.connect(t, streamable)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "render_diagram", Arguments: deep})
+		done <- err
+	}()
+	waitRenderer(t)
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("the cancelled call succeeded")
+	}
+	waitNoRenderer(t)
+
+	// Shutdown cancels what outlives its grace, and the child dies.
+	go func() {
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "render_diagram", Arguments: deep})
+		done <- err
+	}()
+	waitRenderer(t)
+	start = time.Now()
+	d.http.Shutdown(context.Background())
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("shutdown took %v", took)
+	}
+	waitNoRenderer(t)
+	<-done
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/child"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/files"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/goedit"
 )
@@ -22,6 +23,22 @@ const (
 	maxSitesShown   = 50
 )
 
+// maxPackageBytes bounds the Go files of a package that
+// change_function_signature reads, sends to its child and type-checks;
+// tests lower it, as goEditLimits.
+var maxPackageBytes = 16 << 20
+
+// goEditor makes a server's structural edits, with the limits it
+// started with.
+type goEditor struct {
+	goedit.Isolated
+	maxPackageBytes int
+}
+
+// goEditLimits bound every edit's child process; tests lower them
+// (never from a parallel test: servers read them when they start).
+var goEditLimits = goedit.DefaultLimits
+
 const goEditRule = " The file must have been Read in this session and not changed since. The text must parse as exactly that node and nothing more; the result is gofmt'd." + diagnosticsNote
 
 const funcNameHelp = "The function: Name, or a method as Type.Method or (*Type).Method; a bare name that no plain function has picks the one method of that name"
@@ -29,6 +46,14 @@ const funcNameHelp = "The function: Name, or a method as Type.Method or (*Type).
 // registerGoEditTools adds the structural Go edits. They change files,
 // so read-only servers do not offer them.
 func (s *Server) registerGoEditTools(m *mcpserver.MCPServer, ws []mcp.ToolOption) {
+	// The edits run in children of this executable, where a runaway
+	// parse or format is killed, not the daemon.
+	ed := goEditor{goedit.Isolated{Self: child.Executable(), Limits: goEditLimits}, maxPackageBytes}
+	with := func(f func(context.Context, goEditor, *space, mcp.CallToolRequest) (string, error)) func(context.Context, *space, mcp.CallToolRequest) (string, error) {
+		return func(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
+			return f(ctx, ed, sp, req)
+		}
+	}
 	tool := func(opts ...mcp.ToolOption) []mcp.ToolOption {
 		return append(append(slices.Clone(ws), opts...), mcp.WithDestructiveHintAnnotation(true))
 	}
@@ -37,21 +62,21 @@ func (s *Server) registerGoEditTools(m *mcpserver.MCPServer, ws []mcp.ToolOption
 		mcp.WithString("file_path", mcp.Required(), mcp.Description("The .go file")),
 		mcp.WithString("function_name", mcp.Required(), mcp.Description(funcNameHelp)),
 		mcp.WithString("new_body", mcp.Required(), mcp.Description("The new body")),
-	)...), s.handler("edit_function_body", s.inSpace(s.editFunctionBody)))
+	)...), s.handler("edit_function_body", s.inSpace(with(s.editFunctionBody))))
 	m.AddTool(mcp.NewTool("insert_after_method", tool(
 		mcp.WithDescription("Insert one new Go method right after an existing method of the same type. new_method must be exactly one method declaration (its doc comment may come with it) with a body, on a receiver of receiver_type (T or *T, with type parameters if the type has them); a method of that name already on the type in the file is refused."+goEditRule),
 		mcp.WithString("file_path", mcp.Required(), mcp.Description("The .go file")),
 		mcp.WithString("receiver_type", mcp.Required(), mcp.Description("The type's name, e.g. Server (no * or type parameters)")),
 		mcp.WithString("method_name", mcp.Required(), mcp.Description("The existing method to insert after")),
 		mcp.WithString("new_method", mcp.Required(), mcp.Description("The new method's declaration")),
-	)...), s.handler("insert_after_method", s.inSpace(s.insertAfterMethod)))
+	)...), s.handler("insert_after_method", s.inSpace(with(s.insertAfterMethod))))
 	m.AddTool(mcp.NewTool("change_function_signature", tool(
 		mcp.WithDescription("Change the signature of a Go function or method (type parameters, parameters, results; a method's receiver name and pointerness), keeping its name, doc comment and body. new_signature is the declaration without a body, e.g. func (s *Server) Run(ctx context.Context) error; renaming is refused (use rename_symbol). The result lists every call of the function in its package (the directory's files of the same package clause, tests included), each with the type error there, if any; with call_args, every call gets a new argument list first. The package's own files are type-checked; imports are not loaded, so what comes from them is not checked there (the diagnostics that follow are)."+goEditRule),
 		mcp.WithString("file_path", mcp.Required(), mcp.Description("The .go file that declares the function")),
 		mcp.WithString("function_name", mcp.Required(), mcp.Description(funcNameHelp)),
 		mcp.WithString("new_signature", mcp.Required(), mcp.Description("The new signature, e.g. func Parse(s string, strict bool) (*Doc, error); the leading func may be left out")),
 		mcp.WithString("call_args", mcp.Description("Rewrite every call in the package with this argument list: $1, $2, ... are the call's old arguments, $* all of them, $$ a dollar sign; e.g. \"ctx, $*\" adds a first argument. Refused, with nothing written, when a call spreads a slice (f(xs...)), is a method expression, sits inside another call's arguments, lacks an argument the list names, or does not stay one call.")),
-	)...), s.handler("change_function_signature", s.inSpace(s.changeFunctionSignature)))
+	)...), s.handler("change_function_signature", s.inSpace(with(s.changeFunctionSignature))))
 }
 
 // goSource is the Go file a structural edit names, read under the
@@ -82,7 +107,7 @@ func (s *Server) writeGo(ctx context.Context, sp *space, path string, old, src [
 	return done + s.diagnoseChanged(ctx, sp, path), nil
 }
 
-func (s *Server) editFunctionBody(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
+func (s *Server) editFunctionBody(ctx context.Context, ed goEditor, sp *space, req mcp.CallToolRequest) (string, error) {
 	name, err := req.RequireString("function_name")
 	if err != nil {
 		return "", err
@@ -95,14 +120,14 @@ func (s *Server) editFunctionBody(ctx context.Context, sp *space, req mcp.CallTo
 	if err != nil {
 		return "", err
 	}
-	out, err := goedit.EditBody(rel, src, name, body)
+	out, err := ed.EditBody(ctx, rel, src, name, body)
 	if err != nil {
 		return "", fmt.Errorf("edit_function_body %s in %s: %w", name, rel, err)
 	}
 	return s.writeGo(ctx, sp, path, src, out, fmt.Sprintf("Replaced the body of %s in %s", name, rel))
 }
 
-func (s *Server) insertAfterMethod(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
+func (s *Server) insertAfterMethod(ctx context.Context, ed goEditor, sp *space, req mcp.CallToolRequest) (string, error) {
 	recv, err := req.RequireString("receiver_type")
 	if err != nil {
 		return "", err
@@ -119,14 +144,14 @@ func (s *Server) insertAfterMethod(ctx context.Context, sp *space, req mcp.CallT
 	if err != nil {
 		return "", err
 	}
-	out, err := goedit.InsertAfterMethod(rel, src, recv, method, decl)
+	out, err := ed.InsertAfterMethod(ctx, rel, src, recv, method, decl)
 	if err != nil {
 		return "", fmt.Errorf("insert_after_method %s.%s in %s: %w", recv, method, rel, err)
 	}
 	return s.writeGo(ctx, sp, path, src, out, fmt.Sprintf("Inserted a method after %s.%s in %s", recv, method, rel))
 }
 
-func (s *Server) changeFunctionSignature(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
+func (s *Server) changeFunctionSignature(ctx context.Context, ed goEditor, sp *space, req mcp.CallToolRequest) (string, error) {
 	name, err := req.RequireString("function_name")
 	if err != nil {
 		return "", err
@@ -143,11 +168,11 @@ func (s *Server) changeFunctionSignature(ctx context.Context, sp *space, req mcp
 	if err != nil {
 		return "", err
 	}
-	pkg, err := packageFiles(sp, rel, src)
+	pkg, err := packageFiles(sp, rel, src, ed.maxPackageBytes)
 	if err != nil {
 		return "", fmt.Errorf("change_function_signature: %w", err)
 	}
-	res, err := goedit.ChangeSignatureInPackage(pkg, rel, name, sig, callArgs)
+	res, err := ed.ChangeSignatureInPackage(ctx, pkg, rel, name, sig, callArgs)
 	if err != nil {
 		return "", fmt.Errorf("change_function_signature %s in %s: %w", name, rel, err)
 	}
@@ -206,8 +231,8 @@ func listSites(b *strings.Builder, sites []goedit.Site) {
 // files of its directory with the same package clause, rel first. An
 // external test package (name_test) is another package and is left
 // out, as are files that are not regular (a symlink) and files over
-// goedit's size limit.
-func packageFiles(sp *space, rel string, src []byte) ([]goedit.File, error) {
+// goedit's size limit; a package over maxBytes in all is refused, as all of it is sent to the edit's child and type-checked.
+func packageFiles(sp *space, rel string, src []byte, maxBytes int) ([]goedit.File, error) {
 	name := packageName(src)
 	if name == "" {
 		// goedit reports the syntax error.
@@ -224,6 +249,7 @@ func packageFiles(sp *space, rel string, src []byte) ([]goedit.File, error) {
 		return nil, fmt.Errorf("list %s: %w", dir, err)
 	}
 	pkg := []goedit.File{{Name: rel, Src: src}}
+	total := len(src)
 	for _, e := range entries {
 		p := filepath.Join(dir, e.Name())
 		if !strings.HasSuffix(e.Name(), ".go") || !e.Type().IsRegular() || p == rel {
@@ -238,6 +264,9 @@ func packageFiles(sp *space, rel string, src []byte) ([]goedit.File, error) {
 		data, err := sp.ws.ReadFile(p)
 		if err != nil || packageName(data) != name {
 			continue
+		}
+		if total += len(data); total > maxBytes {
+			return nil, fmt.Errorf("the package's Go files in %s hold over %d bytes, the limit", dir, maxBytes)
 		}
 		pkg = append(pkg, goedit.File{Name: p, Src: data})
 	}

@@ -4,12 +4,13 @@ import (
 	"os"
 	"testing"
 
-	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/diagram"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/child"
 )
 
-// TestMain lets the test binary be the D2 renderer render_diagram starts
-// (a child of this executable, as it is of sandboxd).
+// TestMain lets the test binary be the children render_diagram and the
+// structural Go edits start (children of this executable, as they are
+// of sandboxd).
 func TestMain(m *testing.M) {
-	diagram.ServeChild()
+	child.Serve()
 	os.Exit(m.Run())
 }

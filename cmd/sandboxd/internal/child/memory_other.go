@@ -1,6 +1,6 @@
 //go:build !linux
 
-package diagram
+package child
 
 // limitMemory does nothing off Linux, which has no prlimit; the time
 // limit and the output cap still hold.

@@ -354,7 +354,9 @@ func TestRenderDiagramDeepSourceIsRefusedFast(t *testing.T) {
 		if want := "diagram nesting (" + strconv.Itoa(levels) + " levels) over the limit of 20 levels"; got != want {
 			t.Errorf("%s: %q, want %q", args["language"], got, want)
 		}
-		if took := time.Since(start); took > time.Second {
+		// Loose (a loaded CI machine): the old code compiled for 32 s
+		// and more; the package's tests prove no child starts.
+		if took := time.Since(start); took > 10*time.Second {
 			t.Errorf("%s: refused in %v", args["language"], took)
 		}
 	}

@@ -91,9 +91,10 @@ func TestEditFunctionBodyDeepNestingIsRefusedFast(t *testing.T) {
 	if want := "edit_function_body F in p.go: new_body nests 30000 levels deep; the limit is 512"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	// The old code took 107 s; the check alone takes milliseconds,
-	// more under -race on a loaded machine.
-	if took > time.Second {
+	// The old code took 107 s; the check alone takes milliseconds. The
+	// bound is loose on purpose (a loaded CI machine under -race): the
+	// memory check below is the proof that nothing was parsed.
+	if took > 10*time.Second {
 		t.Errorf("refused in %v", took)
 	}
 	if grew > 32 {

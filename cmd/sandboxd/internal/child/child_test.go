@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -24,6 +26,10 @@ func init() {
 		}
 		time.Sleep(time.Hour)
 		return nil, nil
+	})
+	// whoami answers with the user it runs as.
+	Register("whoami", func([]byte) ([]byte, error) {
+		return []byte(strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid())), nil
 	})
 	// hog allocates and touches memory until it is stopped.
 	Register("hog", func([]byte) ([]byte, error) {
@@ -161,5 +167,50 @@ func TestRunReportsAnExitWithItsStderr(t *testing.T) {
 	_, err := Run(context.Background(), Command{Path: "/bin/sh", Args: []string{"-c", "echo broken >&2; exit 4"}}, testLimits)
 	if err == nil || err.Error() != "process exited with code 4:\nbroken" {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestChildRunsAsTheCredential: with --run-as, a child has the agent's
+// rights, not root's, even when this binary lies where that user could
+// not reach it (the test binary's directory is root's, 0700).
+func TestChildRunsAsTheCredential(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: running a child as another user needs root")
+	}
+	lim := testLimits
+	lim.Credential = &syscall.Credential{Uid: 65534, Gid: 65534}
+	out, err := Call(context.Background(), Executable(), "whoami", lim, nil)
+	if err != nil || string(out) != "65534:65534" {
+		t.Fatalf("out %q, err %v", out, err)
+	}
+	out, err = Call(context.Background(), Executable(), "whoami", testLimits, nil)
+	if err != nil || string(out) != "0:0" {
+		t.Fatalf("without a credential: out %q, err %v", out, err)
+	}
+}
+
+// TestChildOfAnotherUserIsCapped: a child with a credential caps its own
+// address space (sandboxd may lack CAP_SYS_RESOURCE to cap another
+// user's process), and another program reaches it through the
+// trampoline, capped and as that user.
+func TestChildOfAnotherUserIsCapped(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: running a child as another user needs root")
+	}
+	lim := testLimits
+	lim.Credential = &syscall.Credential{Uid: 65534, Gid: 65534}
+	_, err := Call(context.Background(), Executable(), "hog", lim, nil)
+	if !(raceEnabled && err != nil && (strings.Contains(err.Error(), "ThreadSanitizer") || strings.Contains(err.Error(), "-race mode"))) &&
+		(!errors.Is(err, ErrMemory) || err.Error() != "memory limit reached (2048 MiB)") {
+		t.Errorf("hog: err = %v, want the memory limit", err)
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), Command{Path: sh, Args: []string{"-c", `echo "$(id -u) $(ulimit -v) ${SANDBOXD_CHILD-unset}"`},
+		Env: []string{"PATH=/usr/bin:/bin"}}, lim)
+	if want := "65534 2097152 unset\n"; err != nil || string(out.Stdout) != want {
+		t.Fatalf("sh: out %q (stderr %q), err %v; want %q", out.Stdout, out.Stderr, err, want)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
@@ -21,6 +23,11 @@ type Limits struct {
 	Memory uint64
 	// Output caps its stdout, in bytes.
 	Output int
+	// Credential, when set, is the user the child runs as (sandboxd's
+	// --run-as): not a bound on its resources, but on its rights, and it
+	// travels with the limits to every child. A child works on the
+	// agent's input, so it gets the agent's rights, never root's.
+	Credential *syscall.Credential
 }
 
 // The limits a child ran into; Run wraps them.
@@ -42,6 +49,9 @@ type Command struct {
 	// LANG, which Run sets.
 	Env   []string
 	Stdin []byte
+	// self: Path is sandboxd's own executable, whose Serve applies
+	// envMemory.
+	self bool
 }
 
 // Output is what a child wrote.
@@ -76,10 +86,31 @@ func run(ctx context.Context, cmd Command, lim Limits) (Output, *sandbox.ExitErr
 		return Output{}, nil, fmt.Errorf("private directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
+	if c := lim.Credential; c != nil {
+		if err := os.Chown(dir, int(c.Uid), int(c.Gid)); err != nil {
+			return Output{}, nil, fmt.Errorf("private directory: %w", err)
+		}
+	}
 	env := append(cmd.Env[:len(cmd.Env):len(cmd.Env)], "HOME="+dir, "XDG_CACHE_HOME="+dir, "LANG=C.UTF-8")
+	path, args := cmd.Path, cmd.Args
+	// A child of another user caps itself (see envMemory); another
+	// program does so through a start of this executable that then
+	// becomes it.
+	capsItself := lim.Credential != nil && lim.Memory > 0
+	if capsItself {
+		env = append(env, envMemory+"="+strconv.FormatUint(lim.Memory, 10))
+		if !cmd.self {
+			self := Executable()
+			if self == "" {
+				return Output{}, nil, ErrNoExecutable
+			}
+			path, args = self, append([]string{cmd.Path}, cmd.Args...)
+			env = append(env, envName+"="+execWorker)
+		}
+	}
 	stdin, feed := io.Pipe()
 	defer stdin.Close()
-	p, err := shell.Start(ctx, sandbox.Request{Command: cmd.Path, Args: cmd.Args, Env: env}, shell.Options{
+	p, err := shell.Start(ctx, sandbox.Request{Command: path, Args: args, Env: env}, shell.Options{
 		Dir:         dir,
 		Timeout:     lim.Timeout,
 		KillGrace:   -1,
@@ -87,6 +118,7 @@ func run(ctx context.Context, cmd Command, lim Limits) (Output, *sandbox.ExitErr
 		CleanEnv:    true,
 		StdinReader: stdin,
 		Uncontained: true,
+		Credential:  lim.Credential,
 	})
 	if err != nil {
 		feed.Close()
@@ -95,11 +127,13 @@ func run(ctx context.Context, cmd Command, lim Limits) (Output, *sandbox.ExitErr
 	// The memory limit is set before the process has its input: until
 	// then it has allocated nothing the input could inflate (a PNG at a
 	// huge dpi would otherwise claim gigabytes for its surface).
-	if err := limitMemory(p.Pid(), lim.Memory); err != nil {
-		feed.Close()
-		p.Stop()
-		p.Wait()
-		return Output{}, nil, fmt.Errorf("memory limit: %w", err)
+	if !capsItself {
+		if err := limitMemory(p.Pid(), lim.Memory); err != nil {
+			feed.Close()
+			p.Stop()
+			p.Wait()
+			return Output{}, nil, fmt.Errorf("memory limit: %w", err)
+		}
 	}
 	go func() {
 		feed.CloseWithError(writeAll(feed, cmd.Stdin))

@@ -47,5 +47,5 @@ func limitError(err error, lim Limits) error {
 
 // childLimits are the child's share of lim.
 func childLimits(lim Limits) child.Limits {
-	return child.Limits{Timeout: lim.Timeout, Memory: lim.Memory, Output: lim.Output}
+	return child.Limits{Timeout: lim.Timeout, Memory: lim.Memory, Output: lim.Output, Credential: lim.Credential}
 }

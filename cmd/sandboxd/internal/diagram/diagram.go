@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 )
 
@@ -54,6 +55,9 @@ type Limits struct {
 	// it (a thousand levels, 4 s), and its layout more than that (ten
 	// nested containers, 2.5 s; twenty, 8 s; fifty, over 20 s).
 	Nesting int
+	// Credential, when set, is the user the renderers run as (see
+	// child.Limits).
+	Credential *syscall.Credential
 }
 
 // DefaultLimits are generous for a diagram a person would read.

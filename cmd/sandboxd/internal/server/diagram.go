@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"syscall"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -20,7 +21,7 @@ var errReadOnlyOutput = errors.New("output_path: this server is read-only; rende
 // output_path is given, so read-only servers have it too, without
 // output_path.
 func (s *Server) registerDiagramTools(m *mcpserver.MCPServer, ws []mcp.ToolOption) {
-	r := newDiagramRenderer()
+	r := newDiagramRenderer(s.cfg.RunAs)
 	m.AddTool(mcp.NewTool("render_diagram", append(ws,
 		mcp.WithDescription("Render a diagram and see it: the image comes back in the result (SVG as image/svg+xml, PNG as image/png). language dot is Graphviz (svg or png), d2 is D2 (svg only); mermaid cannot be rendered here. The source may reference no file: Graphviz images and shapefiles are refused, D2 imports are refused, D2 icons stay URLs in the SVG and are never fetched. With output_path the image is also written into the workspace, as Write would write it."),
 		mcp.WithString("language", mcp.Required(), mcp.Enum(string(diagram.DOT), string(diagram.D2), string(diagram.Mermaid)), mcp.Description("The source's language: dot (Graphviz), d2, or mermaid (refused: no renderer here)")),
@@ -35,7 +36,7 @@ func (s *Server) registerDiagramTools(m *mcpserver.MCPServer, ws []mcp.ToolOptio
 // newDiagramRenderer finds dot on the daemon's own PATH (never the
 // agent's: a workspace directory on that PATH could hold a "dot" of the
 // agent's making) and renders D2 in children of this executable.
-func newDiagramRenderer() *diagram.Renderer {
+func newDiagramRenderer(runAs *syscall.Credential) *diagram.Renderer {
 	dot, err := exec.LookPath("dot")
 	if err != nil {
 		dot = ""
@@ -44,7 +45,9 @@ func newDiagramRenderer() *diagram.Renderer {
 	if err != nil {
 		self = ""
 	}
-	return diagram.New(dot, self, diagramLimits)
+	lim := diagramLimits
+	lim.Credential = runAs
+	return diagram.New(dot, self, lim)
 }
 
 // diagramLimits bound every render; tests lower them (never from a

@@ -48,7 +48,10 @@ const funcNameHelp = "The function: Name, or a method as Type.Method or (*Type).
 func (s *Server) registerGoEditTools(m *mcpserver.MCPServer, ws []mcp.ToolOption) {
 	// The edits run in children of this executable, where a runaway
 	// parse or format is killed, not the daemon.
-	ed := goEditor{goedit.Isolated{Self: child.Executable(), Limits: goEditLimits}, maxPackageBytes}
+	// They run with the agent's rights (--run-as), as every helper does.
+	lim := goEditLimits
+	lim.Credential = s.cfg.RunAs
+	ed := goEditor{goedit.Isolated{Self: child.Executable(), Limits: lim}, maxPackageBytes}
 	with := func(f func(context.Context, goEditor, *space, mcp.CallToolRequest) (string, error)) func(context.Context, *space, mcp.CallToolRequest) (string, error) {
 		return func(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
 			return f(ctx, ed, sp, req)

@@ -3,11 +3,18 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 )
@@ -194,5 +201,122 @@ def pytest_unconfigure(config):
 	}
 	if !strings.Contains(r.Text, "test_mod.py:2:") || !strings.Contains(r.Text, "own failure") {
 		t.Errorf("run_tests:\n%s\nwant test_mod.py's own failure only", r.Text)
+	}
+}
+
+// TestSnapshotCreateNeverFollowsASwap: while snapshots are taken, the
+// agent's process swaps a directory of the workspace, again and again,
+// for a symlink to a root-only directory holding files of the same
+// names. No snapshot may hold the canary, and restoring each one must
+// not bring it into the workspace.
+func TestSnapshotCreateNeverFollowsASwap(t *testing.T) {
+	a := newAgentSpace(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		needTool(t, []string{"PATH=" + os.Getenv("PATH")}, "git", "git")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		needTool(t, []string{"PATH=" + os.Getenv("PATH")}, "python3", "python3")
+	}
+	const files = 200
+	secretDir := filepath.Join(a.base, "rootonly")
+	if err := os.Mkdir(secretDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, marker := a.canary(t, "rootonly/f000", func(m string) string { return m + "\n" })
+	own := map[string]string{}
+	for i := range files {
+		name := fmt.Sprintf("f%03d", i)
+		own["d/"+name] = "the agent's own " + name + "\n"
+		if err := os.WriteFile(filepath.Join(secretDir, name), []byte(marker+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.put(t, own)
+
+	// The swap: d and a symlink l to the root-only directory trade
+	// places atomically (renameat2 RENAME_EXCHANGE), so d is always
+	// there, a directory or the link; as fast as Python can, until the
+	// workspace's "stop" file appears.
+	racer := exec.Command("/usr/bin/python3", "-c", `import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+os.chdir(sys.argv[1])
+os.symlink(sys.argv[2], "l")
+while not os.path.exists("stop"):
+    if libc.renameat2(-100, b"d", -100, b"l", 2) != 0:
+        sys.exit("renameat2: " + os.strerror(ctypes.get_errno()))
+`, a.ws, secretDir)
+	racer.SysProcAttr = &syscall.SysProcAttr{Credential: agentUser}
+	racer.Stderr = os.Stderr
+	if err := racer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		os.WriteFile(filepath.Join(a.ws, "stop"), nil, 0o644)
+		if err := racer.Wait(); err != nil {
+			t.Errorf("the racer: %v", err)
+		}
+		os.Remove(filepath.Join(a.ws, "stop"))
+		// d back as the directory, l the link, whichever way they were.
+		if fi, err := os.Lstat(filepath.Join(a.ws, "d")); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			unix.Renameat2(unix.AT_FDCWD, filepath.Join(a.ws, "d"), unix.AT_FDCWD, filepath.Join(a.ws, "l"), unix.RENAME_EXCHANGE)
+		}
+	}
+	t.Cleanup(stop)
+
+	store := filepath.Join(a.base, "snapshots")
+	d := startDaemon(t, Config{Workspaces: []Workspace{{Dir: a.ws}}, RunAs: agentUser, SnapshotDir: store})
+	cs := d.connect(t, streamable)
+	var names []string
+	tries := 0
+	for start := time.Now(); tries < 60 && time.Since(start) < 15*time.Second; tries++ {
+		name := fmt.Sprintf("s%d", tries)
+		r := call(t, cs, "snapshot_create", map[string]any{"name": name})
+		if strings.Contains(r.Text, marker) {
+			t.Fatalf("snapshot_create returned the canary: %s", r.Text)
+		}
+		if !r.IsError {
+			names = append(names, name)
+		}
+	}
+	stop()
+	t.Logf("%d of %d snapshots taken during the swaps", len(names), tries)
+
+	// What the store holds, every snapshot's every file.
+	gitDirs, _ := filepath.Glob(filepath.Join(store, "*", "git"))
+	if len(gitDirs) != 1 {
+		t.Fatalf("store repositories: %v", gitDirs)
+	}
+	grep := exec.Command("git", "--git-dir="+gitDirs[0], "grep", "-l", "-F", marker, "--")
+	for _, n := range names {
+		grep.Args = slices.Insert(grep.Args, len(grep.Args)-1, "refs/snapshots/"+n)
+	}
+	grep.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	if out, err := grep.CombinedOutput(); err == nil || len(out) > 0 {
+		t.Errorf("the store holds the canary (git grep: %v):\n%.2000s", err, out)
+	}
+	for _, n := range names {
+		r := call(t, cs, "snapshot_restore", map[string]any{"name": n})
+		if strings.Contains(r.Text, marker) {
+			t.Fatalf("snapshot_restore %s returned the canary: %s", n, r.Text)
+		}
+		filepath.WalkDir(a.ws, func(p string, e fs.DirEntry, err error) error {
+			if err != nil || !e.Type().IsRegular() {
+				return err
+			}
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), marker) {
+				t.Fatalf("after restoring %s, %s holds the canary", n, p)
+			}
+			return nil
+		})
+	}
+	// Last, so a leak is reported first: the swaps must not keep most
+	// snapshots from being taken.
+	if len(names) < tries/2 {
+		t.Errorf("only %d of %d snapshots were taken", len(names), tries)
 	}
 }

@@ -106,16 +106,33 @@ func Open(stateDir, ws string, opts Options) (*Store, error) {
 }
 
 // Inside reports whether dir is the workspace ws or under it, symlinks
-// resolved: no place for a store the agent must not change.
+// resolved: no place for a store the agent must not change. A dir that
+// does not exist yet is judged by its deepest existing ancestor, so a
+// new directory through a symlink into the workspace is inside too.
 func Inside(ws, dir string) bool {
-	if real, err := filepath.EvalSymlinks(ws); err == nil {
-		ws = real
-	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
-	}
+	ws, dir = Resolve(ws), Resolve(dir)
 	rel, err := filepath.Rel(ws, dir)
 	return err == nil && filepath.IsLocal(rel) || rel == "."
+}
+
+// Resolve is the absolute path with every symlink in it resolved; the
+// part of it that does not exist yet is appended, unresolved, to what
+// its deepest existing ancestor resolves to.
+func Resolve(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	rest := ""
+	for p := abs; ; p = filepath.Dir(p) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if p == filepath.Dir(p) {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
 }
 
 // privateDir makes dir, mode 0700, or checks an existing one is a

@@ -25,6 +25,7 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/child"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/server"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/snapshot"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/telemetry"
 	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 )
@@ -282,6 +283,9 @@ func (o options) config(getenv func(string) string) (server.Config, bool, error)
 		if snapshotDir, err = filepath.Abs(snapshotDir); err != nil {
 			return server.Config{}, false, fmt.Errorf("--snapshot-dir: %w", err)
 		}
+		// Symlinks resolved once, here: the check that it is not in a
+		// workspace and every later use see the same directory.
+		snapshotDir = snapshot.Resolve(snapshotDir)
 	}
 	return server.Config{
 		Workspaces:         workspaces,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -43,5 +44,30 @@ func TestSnapshotOptions(t *testing.T) {
 	}
 	if _, _, err = o.config(none); err == nil || !strings.Contains(err.Error(), "--snapshot-max-file-size") {
 		t.Errorf("a cap of 0: %v", err)
+	}
+}
+
+// TestSnapshotDirThroughSymlinkRefused: a --snapshot-dir reached through
+// a symlink into the workspace is refused at start, whether it exists
+// yet or not, and nothing is made in the workspace.
+func TestSnapshotDirThroughSymlinkRefused(t *testing.T) {
+	ws, outside := t.TempDir(), t.TempDir()
+	if err := os.Mkdir(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(outside, "link")
+	if err := os.Symlink(ws, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{link, filepath.Join(link, "sub"), filepath.Join(link, "snaps"), filepath.Join(link, "new", "deeper")} {
+		err := run(context.Background(), []string{"--workspace", ws, "--snapshot-dir", dir, "--stdio"},
+			func(string) string { return "" }, strings.NewReader(""), io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "is inside the workspace") {
+			t.Errorf("--snapshot-dir %s: %v, want it refused as inside the workspace", dir, err)
+		}
+	}
+	entries, _ := os.ReadDir(ws)
+	if len(entries) != 1 {
+		t.Errorf("the workspace holds %d entries, want only sub", len(entries))
 	}
 }

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strconv"
@@ -64,8 +65,8 @@ func (s *Store) create(ctx context.Context, name, description string) (Snapshot,
 }
 
 // stage makes the store's index the workspace as it is: entries for
-// paths gone (or now skipped) are dropped, and every path found is
-// updated, which rehashes only those whose stat data changed.
+// paths gone (or now skipped) are dropped, and every path found is set
+// to the blob the walk stored for it. git never reads the workspace.
 func (s *Store) stage(ctx context.Context) (scan, error) {
 	sc, err := s.walk()
 	if err != nil {
@@ -75,9 +76,9 @@ func (s *Store) stage(ctx context.Context) (scan, error) {
 	if err != nil {
 		return scan{}, err
 	}
-	found := make(map[string]bool, len(sc.paths))
-	for _, p := range sc.paths {
-		found[p] = true
+	found := make(map[string]bool, len(sc.entries))
+	for _, e := range sc.entries {
+		found[e.path] = true
 	}
 	var gone []string
 	for _, p := range nulSplit(out) {
@@ -90,19 +91,14 @@ func (s *Store) stage(ctx context.Context) (scan, error) {
 			return scan{}, err
 		}
 	}
-	_, stderr, err := s.git.runErr(ctx, nulJoin(sc.paths), "update-index", "-z", "--add", "--replace", "--stdin")
-	if err != nil {
+	var info bytes.Buffer
+	for _, e := range sc.entries {
+		fmt.Fprintf(&info, "%s %s\t%s\x00", e.mode, e.blob, e.path)
+	}
+	if _, err := s.git.run(ctx, &info, "update-index", "-z", "--index-info"); err != nil {
 		return scan{}, err
 	}
-	// git names the paths it will not hold (a ".git" in another case,
-	// say) on stderr and goes on.
-	sc.held = len(sc.paths)
-	for _, line := range strings.Split(string(stderr), "\n") {
-		if p, ok := strings.CutPrefix(line, "Ignoring path "); ok {
-			sc.skipped = append(sc.skipped, Skipped{p, "a path git refuses"})
-			sc.held--
-		}
-	}
+	sc.held = len(sc.entries)
 	return sc, nil
 }
 

@@ -4,8 +4,16 @@
 // The repository and its index live in a directory of sandboxd's own
 // (mode 0700), never in the workspace: the workspace's .git is neither
 // read nor written, and paths named .git at any depth are left out of
-// snapshots and never touched by a restore. The index persists between
-// snapshots, so git's stat cache rehashes only the files that changed.
+// snapshots and never touched by a restore.
+//
+// git never reads the workspace: sandboxd walks it itself, opening each
+// directory with O_NOFOLLOW from the one above and each file with
+// O_NOFOLLOW from its directory, checks the descriptor is the entry it
+// listed, and writes the blobs into the store; git only sets the index to
+// them and makes trees and commits. A directory swapped for a symlink
+// mid-walk is left out, never followed. A file whose stat data is as it
+// was at the last snapshot (and whose change time is not too recent to
+// tell) is not read again.
 //
 // A snapshot holds every regular file and symlink up to a size cap,
 // gitignored or not: the workspace's .gitignore and .gitattributes have

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"compress/zlib"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -49,6 +50,10 @@ type Store struct {
 	git       *git
 	euid      int
 	mu        sync.Mutex
+	// cache is, by path, the blob of each file the last walk read, so an
+	// unchanged file is not read again; held under mu.
+	cache map[string]cached
+	zw    *zlib.Writer // writeBlob's, held under mu
 }
 
 // Open opens (creating if need be) the store for the workspace directory
@@ -87,7 +92,7 @@ func Open(stateDir, ws string, opts Options) (*Store, error) {
 	if err := privateDir(dir); err != nil {
 		return nil, err
 	}
-	s := &Store{workspace: ws, dir: dir, opts: opts, euid: os.Geteuid(), git: &git{
+	s := &Store{workspace: ws, dir: dir, opts: opts, euid: os.Geteuid(), cache: map[string]cached{}, git: &git{
 		path:     gitPath,
 		gitDir:   filepath.Join(dir, "git"),
 		index:    filepath.Join(dir, "index"),
@@ -101,16 +106,33 @@ func Open(stateDir, ws string, opts Options) (*Store, error) {
 }
 
 // Inside reports whether dir is the workspace ws or under it, symlinks
-// resolved: no place for a store the agent must not change.
+// resolved: no place for a store the agent must not change. A dir that
+// does not exist yet is judged by its deepest existing ancestor, so a
+// new directory through a symlink into the workspace is inside too.
 func Inside(ws, dir string) bool {
-	if real, err := filepath.EvalSymlinks(ws); err == nil {
-		ws = real
-	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
-	}
+	ws, dir = Resolve(ws), Resolve(dir)
 	rel, err := filepath.Rel(ws, dir)
 	return err == nil && filepath.IsLocal(rel) || rel == "."
+}
+
+// Resolve is the absolute path with every symlink in it resolved; the
+// part of it that does not exist yet is appended, unresolved, to what
+// its deepest existing ancestor resolves to.
+func Resolve(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	rest := ""
+	for p := abs; ; p = filepath.Dir(p) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if p == filepath.Dir(p) {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
 }
 
 // privateDir makes dir, mode 0700, or checks an existing one is a
@@ -135,7 +157,8 @@ func privateDir(dir string) error {
 	return nil
 }
 
-// init makes the bare repository once and gives it the attributes that
+// init makes the bare repository once (SHA-1: writeBlob names objects
+// so) and gives it the attributes that
 // outrank the workspace's.
 func (s *Store) init() error {
 	unlock, err := s.lock()
@@ -144,7 +167,7 @@ func (s *Store) init() error {
 	}
 	defer unlock()
 	if _, err := os.Stat(filepath.Join(s.git.gitDir, "HEAD")); errors.Is(err, os.ErrNotExist) {
-		if _, err := s.git.run(context.Background(), nil, "init", "--quiet", "--bare"); err != nil {
+		if _, err := s.git.run(context.Background(), nil, "init", "--quiet", "--bare", "--object-format=sha1"); err != nil {
 			return fmt.Errorf("snapshot store: %w", err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/reportdir"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
@@ -25,26 +26,37 @@ var testName = regexp.MustCompile(`^(Test|Fuzz|Example)[\pL\pN_]*$`)
 // list, or the tail of a failure.
 const outputLimit = 1 << 20
 
+// maxProfile bounds the cover profile of one test run that is read.
+const maxProfile = 64 << 20
+
 // compute builds dir's test binary with coverage and runs each test
 // alone. complete is false when the time ran out before every test ran.
 func (c *Cover) compute(ctx context.Context, dir string, timeout time.Duration) (_ *Package, complete bool, _ error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	tmp, err := c.tempDir()
+	// The binary and the profiles are kept outside the workspace, so
+	// they never show up in it. The profiles are files sandboxd reads
+	// back, made where the tests (the agent's code) can write them but
+	// not swap them for a link to what the agent may not read.
+	tmp, err := reportdir.New("sandboxd-cover-", c.opts.Credential)
 	if err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("coverage directory: %w", err)
 	}
-	defer os.RemoveAll(tmp)
+	defer tmp.Remove()
+	build, err := tmp.Subdir("build")
+	if err != nil {
+		return nil, false, fmt.Errorf("coverage directory: %w", err)
+	}
 	abs := filepath.Join(c.ws.Dir(), dir)
-	bin := filepath.Join(tmp, "pkg.test")
+	bin := filepath.Join(build, "pkg.test")
 
 	// -covermode=set: whether a block ran is all that is asked.
 	if _, err := c.run(ctx, abs, "go", "test", "-c", "-cover", "-covermode=set", "-o", bin, "."); err != nil {
 		return nil, false, fmt.Errorf("build the tests of %s: %w", dir, err)
 	}
 	pkg := &Package{Dir: dir, Ran: map[string]map[string][]Block{}}
-	if _, err := os.Stat(bin); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(bin); errors.Is(err, os.ErrNotExist) {
 		pkg.Took = time.Since(start)
 		return pkg, true, nil // no test files: go test -c writes nothing
 	}
@@ -76,7 +88,7 @@ func (c *Cover) compute(ctx context.Context, dir string, timeout time.Duration) 
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			ran, failed, err := c.runTest(ctx, abs, bin, filepath.Join(tmp, strconv.Itoa(i)+".cover"), name)
+			ran, failed, err := c.runTest(ctx, abs, bin, tmp, strconv.Itoa(i)+".cover", name)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -103,18 +115,26 @@ func (c *Cover) compute(ctx context.Context, dir string, timeout time.Duration) 
 }
 
 // runTest runs one top-level test (its subtests with it) and reads what
-// it ran. A test that fails still ran what it ran.
-func (c *Cover) runTest(ctx context.Context, dir, bin, profile, name string) (map[string][]Block, bool, error) {
+// it ran, from the profile file it writes in tmp. A test that fails
+// still ran what it ran.
+func (c *Cover) runTest(ctx context.Context, dir, bin string, tmp *reportdir.Dir, profile, name string) (map[string][]Block, bool, error) {
 	if ctx.Err() != nil {
 		return nil, false, ctx.Err()
 	}
-	_, err := c.run(ctx, dir, bin, "-test.run=^"+name+"$", "-test.coverprofile="+profile, "-test.timeout="+remaining(ctx).String())
+	path, err := tmp.File(profile)
+	if err != nil {
+		return nil, false, err
+	}
+	_, err = c.run(ctx, dir, bin, "-test.run=^"+name+"$", "-test.coverprofile="+path, "-test.timeout="+remaining(ctx).String())
 	var xe *sandbox.ExitError
 	failed := err != nil
 	if err != nil && !errors.As(err, &xe) && ctx.Err() == nil {
 		return nil, false, err
 	}
-	data, rerr := os.ReadFile(profile)
+	data, rerr := tmp.Read(profile, maxProfile)
+	if rerr == nil && data == nil {
+		rerr = errors.New("the test wrote none")
+	}
 	if rerr != nil {
 		if err != nil {
 			return nil, false, err
@@ -170,20 +190,4 @@ func tail(stdout, stderr []byte) string {
 		return ""
 	}
 	return ":\n" + out
-}
-
-// tempDir holds the test binary and profiles, outside the workspace so
-// they never show up in it, and owned by the user the tests run as.
-func (c *Cover) tempDir() (string, error) {
-	dir, err := os.MkdirTemp("", "sandboxd-cover-")
-	if err != nil {
-		return "", fmt.Errorf("coverage directory: %w", err)
-	}
-	if cr := c.opts.Credential; cr != nil {
-		if err := os.Chown(dir, int(cr.Uid), int(cr.Gid)); err != nil {
-			os.RemoveAll(dir)
-			return "", fmt.Errorf("coverage directory: %w", err)
-		}
-	}
-	return dir, nil
 }

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/reportdir"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
@@ -35,14 +33,19 @@ func (v *Verifier) run(ctx context.Context, st Step, cwd string, timeout time.Du
 	}
 	parser := st.NewParser()
 	args := st.Args
-	var report string
+	var reports *reportdir.Dir
 	if st.ReportFlag != "" {
-		dir, err := v.reportDir()
+		// Outside the workspace, so the report never shows up in it, and
+		// where the tool (running the agent's code) can write it but not
+		// swap it for a link to what the agent may not read.
+		if reports, err = reportdir.New("sandboxd-report-", v.opts.Credential); err != nil {
+			return res, fmt.Errorf("%s: %w", st.Tool, err)
+		}
+		defer reports.Remove()
+		report, err := reports.File("report")
 		if err != nil {
 			return res, fmt.Errorf("%s: %w", st.Tool, err)
 		}
-		defer os.RemoveAll(dir)
-		report = filepath.Join(dir, "report")
 		// Before any "--", after which it would be taken for a path.
 		at := slices.Index(args, "--")
 		if at < 0 {
@@ -101,9 +104,9 @@ func (v *Verifier) run(ctx context.Context, st Step, cwd string, timeout time.Du
 	default:
 		return res, fmt.Errorf("%s: %w", st.Tool, werr)
 	}
-	if report != "" {
+	if reports != nil {
 		if rr, ok := parser.(ReportReader); ok {
-			rr.Report(readReport(report))
+			rr.Report(readReport(reports))
 		}
 	}
 	res.Outcome = parser.Finish(res.ExitCode)
@@ -119,32 +122,11 @@ func (v *Verifier) run(ctx context.Context, st Step, cwd string, timeout time.Du
 // maxReport bounds the report file a step's tool writes.
 const maxReport = 64 << 20
 
-// reportDir makes a private directory for a tool's report file, outside
-// the workspace so the report never shows up in it, and owned by the
-// user the tool runs as so it can write there.
-func (v *Verifier) reportDir() (string, error) {
-	dir, err := os.MkdirTemp("", "sandboxd-report-")
-	if err != nil {
-		return "", fmt.Errorf("report directory: %w", err)
-	}
-	if c := v.opts.Credential; c != nil {
-		if err := os.Chown(dir, int(c.Uid), int(c.Gid)); err != nil {
-			os.RemoveAll(dir)
-			return "", fmt.Errorf("report directory: %w", err)
-		}
-	}
-	return dir, nil
-}
-
 // readReport is the report file's content, at most maxReport bytes of
-// it, or nil when the tool wrote none (it failed before it could).
-func readReport(path string) []byte {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxReport))
+// it, or nil when the tool wrote none (it failed before it could) or
+// replaced the file rather than write it.
+func readReport(d *reportdir.Dir) []byte {
+	data, err := d.Read("report", maxReport)
 	if err != nil {
 		return nil
 	}

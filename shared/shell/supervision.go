@@ -127,12 +127,25 @@ func (s *supervision) order(sig syscall.Signal) {
 	_, _ = s.ctl.Write([]byte{b})
 }
 
+// kill ends the supervisor and everything below it from the host, asking
+// nothing of the supervisor: a command that runs as the host's user may
+// have stopped it (SIGSTOP, a ptrace attach), and an order would then
+// wait unread forever. The group goes too: it holds what the walk can no
+// longer reach when the supervisor died earlier.
+func (s *supervision) kill() {
+	supervisor.KillTree(s.pgid)
+	_ = syscall.Kill(-s.pgid, syscall.SIGKILL)
+}
+
 // finish reads the supervisor's last report, after it has exited, and
 // releases the host's ends. A supervisor that ended without one was
 // killed (by the command, it may be, since both run as the same user):
 // what it left is then out of its reach, so the command's process group,
 // at least, is killed here.
 func (s *supervision) finish() {
+	// A supervisor that has exited has said all it will say; one that
+	// has not (killed, but held by a tracer) must not hold us.
+	_ = s.status.SetReadDeadline(time.Now().Add(reapWithin))
 	line, err := s.lines.ReadString('\n')
 	s.ctl.Close()
 	s.status.Close()

@@ -187,11 +187,7 @@ func (s *supervisor) obey(ctl *os.File) {
 func (s *supervisor) killAll() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pids := descendants(s.self, syscall.SIGSTOP)
-	for _, p := range pids {
-		_ = syscall.Kill(p, syscall.SIGKILL)
-	}
-	return len(pids)
+	return killBelow(s.self)
 }
 
 // reap collects children until the command has exited and nothing is

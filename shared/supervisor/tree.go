@@ -50,6 +50,32 @@ func Processes() []Process {
 	return out
 }
 
+// KillTree kills root and every process below it, needing nothing of
+// any of them: root is stopped first, so it reaps none of its children
+// while the walk runs (a reaped child's PID could be another process's
+// by the time it is signalled), every descendant is stopped as it is
+// found, so nothing forks past the walk, and then all get SIGKILL, which
+// ends a stopped or ptrace-stopped process as it ends a running one.
+// Orphans of a killed process go to the nearest child subreaper or
+// init: all of them are already dying when root goes. It returns how
+// many descendants it found.
+func KillTree(root int) int {
+	_ = syscall.Kill(root, syscall.SIGSTOP)
+	n := killBelow(root)
+	_ = syscall.Kill(root, syscall.SIGKILL)
+	return n
+}
+
+// killBelow freezes every process below root, then kills them all, and
+// says how many it found.
+func killBelow(root int) int {
+	pids := descendants(root, syscall.SIGSTOP)
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	return len(pids)
+}
+
 // descendants lists every process below root, each sent sig as it is
 // found (SIGSTOP freezes the tree, so nothing forks past the walk; zero
 // sends nothing). The walk repeats until a pass finds nothing new: a

@@ -4,29 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
-
-// tracer ptrace-attaches to every thread of the PID in argv[1] (a Go
-// supervisor runs on several: one stopped thread would not stop it),
-// waits until they are stopped, appends its own PID to argv[2] and
-// sleeps: it holds the process in ptrace-stop for as long as it lives.
-const tracer = `import ctypes, os, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-pid = sys.argv[1]
-for tid in os.listdir("/proc/%s/task" % pid):
-    if libc.ptrace(16, int(tid), None, None) != 0:
-        sys.exit("PTRACE_ATTACH: " + os.strerror(ctypes.get_errno()))
-    os.waitpid(int(tid), 0x40000000)
-with open(sys.argv[2], "a") as f:
-    f.write("%d\n" % os.getpid())
-time.sleep(120)
-`
 
 // The ways a command freezes the process the host waits for ($T: its
 // supervisor, or itself when there is none), once it has recorded its
@@ -71,7 +54,7 @@ echo "$T" > "$2"
 setsid sleep 120 & echo $! >> "$1"
 echo $$ >> "$1"
 ` + freeze
-	req := sh(script, pids, target, tracer)
+	req := sh(script, pids, target, proctest.Tracer)
 	const timeout, grace = 1 * time.Second, 200 * time.Millisecond
 	if end == "timeout" {
 		req.Timeout = timeout
@@ -85,7 +68,7 @@ echo $$ >> "$1"
 	}
 	tree := proctest.Identify(t, proctest.ReadPIDs(t, pids, npids)...)
 	frozen := proctest.Identify(t, proctest.ReadPIDs(t, target, 1)...)[0]
-	waitFrozen(t, frozen.PID)
+	proctest.WaitStopped(t, frozen.PID)
 	if end == "Stop" {
 		start = time.Now()
 		p.Stop()
@@ -113,20 +96,4 @@ echo $$ >> "$1"
 		t.Errorf("err = %v (%s), want %s", err, got, want)
 	}
 	proctest.AssertGone(t, append(tree, frozen)...)
-}
-
-// waitFrozen waits until pid is stopped (T) or ptrace-stopped (t).
-func waitFrozen(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, state, _, ok := proctest.Stat(pid)
-		if ok && strings.IndexByte("Tt", state) >= 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d never stopped (state %q)", pid, state)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

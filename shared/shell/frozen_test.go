@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -96,4 +97,55 @@ echo $$ >> "$1"
 		t.Errorf("err = %v (%s), want %s", err, got, want)
 	}
 	proctest.AssertGone(t, append(tree, frozen)...)
+}
+
+// A leader the host has killed, but that a tracer outside the call
+// holds (a zombie only the tracer sees), does not hold Wait past
+// reapWithin; it is reaped once the tracer lets go.
+func TestLeaderHeldByOutsideTracer(t *testing.T) {
+	forEachContainment(t, func(t *testing.T) {
+		dir := t.TempDir()
+		pids, traced := filepath.Join(dir, "pids"), filepath.Join(dir, "traced")
+		const timeout, grace = 2 * time.Second, 200 * time.Millisecond
+		req := sh(`echo $$ $PPID >> "$1"; exec sleep 120`, pids)
+		req.Timeout = timeout
+		start := time.Now()
+		p, err := Start(context.Background(), req, Options{KillGrace: grace})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := proctest.ReadPIDs(t, pids, 2)
+		leader := ids[0]
+		if os.Getenv(ContainmentEnv) == string(ContainSupervisor) {
+			leader = ids[1]
+		}
+		proctest.Identify(t, ids[0], leader)
+
+		tr, err := Start(context.Background(), sandbox.Request{
+			Command: "python3", Args: []string{"-c", proctest.Tracer, strconv.Itoa(leader), traced},
+		}, Options{Timeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { tr.Stop(); tr.Wait() })
+		proctest.ReadPIDs(t, traced, 1)
+
+		_, err = p.Wait()
+		if got := sandbox.KindOf(err); got != sandbox.KindTimeout {
+			t.Errorf("err = %v (%s), want a timeout", err, got)
+		}
+		if d, bound := time.Since(start), timeout+grace+reapWithin+slack; d > bound {
+			t.Errorf("Wait returned after %v, want at most %v", d, bound)
+		}
+		tr.Stop()
+		tr.Wait()
+		// Reaped, not a zombie: gone from /proc.
+		deadline := time.Now().Add(5 * time.Second)
+		for _, _, _, ok := proctest.Stat(leader); ok; _, _, _, ok = proctest.Stat(leader) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the leader %d was never reaped", leader)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
 }

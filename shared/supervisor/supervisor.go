@@ -33,7 +33,10 @@
 // for it (systemd-run, a container engine, cron), and everything, once
 // the supervisor itself is SIGKILLed (which the command, as the same
 // user, can do: the host then kills the command's process group, but
-// not what left it).
+// not what left it). A command that stops the supervisor instead
+// (SIGSTOP, ptrace) leaves its orders unread, so a host does not rely on
+// it for the final kill: KillTree kills a supervisor and its tree from
+// outside, needing nothing of either.
 package supervisor
 
 import (

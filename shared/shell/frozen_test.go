@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,4 +149,31 @@ func TestLeaderHeldByOutsideTracer(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	})
+}
+
+// The command runs from the moment its supervisor forks it, and may stop
+// the supervisor before it reports the command's start: the start does
+// not wait for the report then, and the call ends at its timeout. The
+// race is the command's to win often, so it is run many times.
+func TestSupervisorStoppedBeforeReport(t *testing.T) {
+	t.Setenv(ContainmentEnv, string(ContainSupervisor))
+	const timeout, grace = 300 * time.Millisecond, 10 * time.Millisecond
+	for i := range 30 {
+		pids := pidFile(t)
+		req := sh(`kill -STOP $PPID; echo $$ $PPID >> "$1"; exec sleep 120`, pids)
+		req.Timeout = timeout
+		start := time.Now()
+		_, err := Run(context.Background(), req, Options{KillGrace: grace})
+		if got := sandbox.KindOf(err); got != sandbox.KindTimeout {
+			t.Errorf("run %d: err = %v (%s), want a timeout", i, err, got)
+		}
+		if d := time.Since(start); d > timeout+grace+slack {
+			t.Fatalf("run %d: Run returned after %v, want at most %v", i, d, timeout+grace+slack)
+		}
+		b, _ := os.ReadFile(pids)
+		for f := range strings.FieldsSeq(string(b)) {
+			pid, _ := strconv.Atoi(f)
+			proctest.Gone(t, "a process of run "+strconv.Itoa(i), pid)
+		}
+	}
 }

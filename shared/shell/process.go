@@ -197,7 +197,7 @@ func (p *Process) stream(w *os.File, r io.Reader) {
 }
 
 // Pid returns the command's process ID: 0 for a supervised command
-// whose supervisor was killed before it could say.
+// whose supervisor was killed, or stopped, before it could say.
 func (p *Process) Pid() int {
 	if p.sup != nil {
 		return p.sup.cmdPid

@@ -78,20 +78,21 @@ func superviseCmd(cmd *exec.Cmd) (*supervision, []*os.File, error) {
 // either way the supervisor is on its way out. A supervisor killed before
 // its report is no failure to start: the command may well have run (and
 // killed it), so the call goes on and ends as the kill, and finish
-// kills the group.
+// kills the group. Nor is one stopped before its report: the command
+// runs from the moment the supervisor forks it, and may stop it (the
+// same user may), so the call goes on, the command's PID unknown, and
+// ends as the host kills it.
 func (s *supervision) started(ctx context.Context, pid int, path string) error {
 	s.pgid = pid
 	deadline := time.Now().Add(startTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	_ = s.status.SetReadDeadline(deadline)
-	stop := context.AfterFunc(ctx, func() { _ = s.status.SetReadDeadline(time.Now()) })
-	line, err := s.lines.ReadString('\n')
-	stop()
-	_ = s.status.SetReadDeadline(time.Time{})
+	line, err := s.firstReport(ctx, pid, deadline)
 	word, rest, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
 	switch {
+	case errors.Is(err, errStopped):
+		return nil
 	case err == nil && word == "ok":
 		pid, perr := strconv.Atoi(rest)
 		if perr != nil || pid <= 0 {
@@ -113,6 +114,38 @@ func (s *supervision) started(ctx context.Context, pid int, path string) error {
 		return nil
 	default:
 		return fmt.Errorf("supervisor: exited before the command ran (%v)", err)
+	}
+}
+
+// errStopped is firstReport's error for a supervisor that stopped
+// before it reported.
+var errStopped = errors.New("supervisor: stopped before its report")
+
+// pollStopped is how often firstReport looks for a stopped supervisor
+// while it waits: the report takes a start of this binary, a few
+// milliseconds, so most starts never look.
+const pollStopped = 10 * time.Millisecond
+
+// firstReport reads the supervisor's first line, until deadline or the
+// end of ctx, and returns errStopped if the supervisor is stopped
+// (SIGSTOP or ptrace) before it writes one.
+func (s *supervision) firstReport(ctx context.Context, pid int, deadline time.Time) (string, error) {
+	defer func() { _ = s.status.SetReadDeadline(time.Time{}) }()
+	var line string
+	for {
+		next := time.Now().Add(pollStopped)
+		if next.After(deadline) {
+			next = deadline
+		}
+		_ = s.status.SetReadDeadline(next)
+		part, err := s.lines.ReadString('\n')
+		line += part
+		switch {
+		case !errors.Is(err, os.ErrDeadlineExceeded), ctx.Err() != nil, !time.Now().Before(deadline):
+			return line, err
+		case supervisor.Stopped(pid):
+			return line, errStopped
+		}
 	}
 }
 
@@ -147,6 +180,11 @@ func (s *supervision) finish() {
 	// has not (killed, but held by a tracer) must not hold us.
 	_ = s.status.SetReadDeadline(time.Now().Add(reapWithin))
 	line, err := s.lines.ReadString('\n')
+	if strings.HasPrefix(line, "ok ") {
+		// Written as the supervisor was stopped (see started), after the
+		// start had gone on without it.
+		line, err = s.lines.ReadString('\n')
+	}
 	s.ctl.Close()
 	s.status.Close()
 	word, rest, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")

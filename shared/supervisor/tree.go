@@ -25,18 +25,7 @@ func Processes() []Process {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + n + "/stat")
-		if err != nil {
-			continue
-		}
-		// The command name can hold anything, ")" included: the fields
-		// start after the last one. They are: state ppid pgrp ...
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
+		f := stat(n)
 		if len(f) < 3 {
 			continue
 		}
@@ -48,6 +37,30 @@ func Processes() []Process {
 		out = append(out, Process{PID: pid, PPID: ppid, PGID: pgid})
 	}
 	return out
+}
+
+// stat returns the fields of /proc/PID/stat after the command name:
+// state ppid pgrp ...; nil when there is no such process.
+func stat(pid string) []string {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return nil
+	}
+	// The command name can hold anything, ")" included: the fields start
+	// after the last one.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(s[i+1:])
+}
+
+// Stopped reports whether pid is stopped (SIGSTOP and its kin) or
+// ptrace-stopped.
+func Stopped(pid int) bool {
+	f := stat(strconv.Itoa(pid))
+	return len(f) > 0 && (f[0] == "T" || f[0] == "t")
 }
 
 // KillTree kills root and every process below it, needing nothing of

@@ -1,6 +1,7 @@
 package proctest
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -37,5 +38,30 @@ func WaitStopped(t testing.TB, pid int) {
 			t.Fatalf("process %d never stopped (state %q)", pid, state)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// PtraceRefused says why Tracer could not attach here to a process that
+// is not its descendant (Yama's ptrace_scope 1 or 2 without root, or 3),
+// or returns "" when it could.
+func PtraceRefused() string {
+	b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope")
+	if err != nil {
+		return "" // no Yama: the same user may trace
+	}
+	switch scope := strings.TrimSpace(string(b)); {
+	case scope == "3":
+		return "kernel.yama.ptrace_scope is 3: no process may be traced"
+	case scope != "0" && os.Geteuid() != 0:
+		return "kernel.yama.ptrace_scope is " + scope + ": only root may trace a process that is not its descendant"
+	}
+	return ""
+}
+
+// RequirePtrace skips the test, saying why, where PtraceRefused does.
+func RequirePtrace(t testing.TB) {
+	t.Helper()
+	if why := PtraceRefused(); why != "" {
+		t.Skip(why)
 	}
 }

@@ -35,7 +35,12 @@ func TestFrozenLeaderIsKilled(t *testing.T) {
 	forEachContainment(t, func(t *testing.T) {
 		for _, f := range freezes {
 			for _, end := range []string{"timeout", "Stop"} {
-				t.Run(f.name+"/"+end, func(t *testing.T) { testFrozenLeader(t, f.script, f.pids, end) })
+				t.Run(f.name+"/"+end, func(t *testing.T) {
+					if f.name == "ptrace" {
+						proctest.RequirePtrace(t)
+					}
+					testFrozenLeader(t, f.script, f.pids, end)
+				})
 			}
 		}
 	})
@@ -104,6 +109,7 @@ echo $$ >> "$1"
 // holds (a zombie only the tracer sees), does not hold Wait past
 // reapWithin; it is reaped once the tracer lets go.
 func TestLeaderHeldByOutsideTracer(t *testing.T) {
+	proctest.RequirePtrace(t)
 	forEachContainment(t, func(t *testing.T) {
 		dir := t.TempDir()
 		pids, traced := filepath.Join(dir, "pids"), filepath.Join(dir, "traced")

@@ -14,7 +14,11 @@
 // The process leads a new process group. When the timeout fires, the
 // context is done or Stop is called, the group receives SIGTERM, then
 // SIGKILL once Options.KillGrace has passed (or as soon as the leader
-// exits, whichever is first). When the leader exits on its own, whatever
+// exits, whichever is first). The SIGKILL asks nothing of the processes
+// it ends: a supervisor is not sent an order then but killed by the host
+// with its tree (see Containment), so a command that stops what the host
+// waits for (SIGSTOP, a ptrace attach) cannot make a timeout, Stop or the
+// context wait on it. When the leader exits on its own, whatever
 // it left running in its group is SIGKILLed at once, so a call never
 // leaves processes behind and never waits for a background child that
 // still holds stdout open. The leader is kept unreaped while the group is
@@ -45,8 +49,23 @@
 // (systemd-run, a container engine, cron); under a supervisor, also what
 // it started before it SIGKILLed the supervisor, which it may, being the
 // same user (the host then kills the process group, which is all it can
-// still find). Options.Uncontained keeps to the process group
+// still find). Stopping the supervisor instead (SIGSTOP, or holding it
+// in ptrace-stop) gains it nothing while the host lives: when the
+// SIGKILL is due, the host stops the supervisor, so that it reaps
+// nothing and the PIDs found stay theirs, walks /proc for its
+// descendants, stopping each as it is found, so that nothing forks past
+// the walk, SIGKILLs them, then the supervisor and the process group
+// (supervisor.KillTree). SIGKILL ends a stopped or ptrace-stopped
+// process like any other. A supervisor stopped when its host is
+// SIGKILLed, though, never reads the end of its control pipe: what it
+// holds then runs on. Options.Uncontained keeps to the process group
 // (ContainGroup): for the docker and kubectl clients the backends drive.
+//
+// Wait waits for a leader (the command, or its supervisor) the host has
+// SIGKILLed for two seconds at most: only a tracer outside the call can
+// keep it from exiting, a zombie that tracer alone can see. The call
+// then ends as the kill's cause says, and the leader is reaped once the
+// tracer lets go.
 //
 // The leader also gets SIGKILL if the host process dies
 // (PR_SET_PDEATHSIG). Linux ties that signal to the host thread that

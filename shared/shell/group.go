@@ -25,6 +25,10 @@ type group struct {
 	timeout *time.Timer
 	kill    *time.Timer
 	stopCtx func() bool
+	// killed is closed once the host has SIGKILLed the call itself: the
+	// leader's exit is then due at once, and Wait waits for it only so
+	// long (see Process.awaitExit).
+	killed chan struct{}
 }
 
 // arm starts the timeout and ties the group to ctx. No timer runs and no
@@ -34,6 +38,7 @@ func (g *group) arm(ctx context.Context, p *Process, timeout time.Duration) {
 	defer g.mu.Unlock()
 	g.pgid = p.pid
 	g.sup, g.cg = p.sup, p.cg
+	g.killed = p.killed
 	g.grace = p.opts.KillGrace
 	what := describe(p.command)
 	if timeout > 0 {
@@ -59,7 +64,7 @@ func (g *group) terminate(cause error) {
 	}
 	g.cause = cause
 	if g.grace < 0 {
-		g.signal(syscall.SIGKILL)
+		g.killAll()
 		return
 	}
 	g.signal(syscall.SIGTERM)
@@ -67,14 +72,28 @@ func (g *group) terminate(cause error) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		if !g.exited {
-			g.signal(syscall.SIGKILL)
+			g.killAll()
 		}
 	})
 }
 
+// killAll SIGKILLs the call from the host, needing no process of it to
+// act: a supervisor is not asked (the command may have stopped it) but
+// killed with its tree. g.mu must be held.
+func (g *group) killAll() {
+	if g.sup != nil {
+		g.sup.kill()
+	} else {
+		g.signal(syscall.SIGKILL)
+	}
+	close(g.killed)
+}
+
 // leaderExited kills whatever is left of the group, disarms the timers
 // and returns the termination cause, if any. The caller must not have
-// reaped the leader yet.
+// reaped the leader yet. An exited supervisor has killed its tree
+// itself, or was killed and left nothing a walk could find, so it is
+// not walked again here.
 func (g *group) leaderExited() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()

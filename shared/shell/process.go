@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -32,7 +33,9 @@ type Process struct {
 	stdinW    *os.File      // nil when Request.Stdin was empty
 	stdinDone chan struct{} // closed when the stdin writer returns
 
-	group group
+	group  group
+	exited chan struct{} // closed once the leader (command or supervisor) has exited, unreaped
+	killed chan struct{} // closed once the host has SIGKILLed the call (group.killAll)
 
 	waitOnce sync.Once
 	resp     sandbox.Response
@@ -62,6 +65,8 @@ func Start(ctx context.Context, req sandbox.Request, opts Options) (*Process, er
 		stdout:      opts.output(opts.StdoutSink),
 		stderr:      opts.output(opts.StderrSink),
 		readersDone: make(chan struct{}, 2),
+		exited:      make(chan struct{}),
+		killed:      make(chan struct{}),
 	}
 	if err := p.spawn(ctx, req); err != nil {
 		return nil, err
@@ -134,12 +139,18 @@ func (p *Process) spawn(ctx context.Context, req sandbox.Request) (err error) {
 	}
 	p.cmd = cmd
 	p.pid = cmd.Process.Pid
+	go func() {
+		waitExit(p.pid)
+		close(p.exited)
+	}()
 	if p.sup != nil {
 		if err := p.sup.started(ctx, p.pid, cmd.Args[1]); err != nil {
 			// The supervisor exits on its own after a failed start, and
-			// at once when its control pipe closes.
+			// at once when its control pipe closes, unless the command,
+			// which may well run, has stopped it: so it is killed.
 			p.sup.ctl.Close()
-			_ = cmd.Wait()
+			p.sup.kill()
+			p.reap(p.exitWithin(reapWithin))
 			p.release()
 			if ctx.Err() != nil {
 				return sandbox.ContextError(ctx, describe(p.command), 0)
@@ -186,7 +197,7 @@ func (p *Process) stream(w *os.File, r io.Reader) {
 }
 
 // Pid returns the command's process ID: 0 for a supervised command
-// whose supervisor was killed before it could say.
+// whose supervisor was killed, or stopped, before it could say.
 func (p *Process) Pid() int {
 	if p.sup != nil {
 		return p.sup.cmdPid
@@ -224,9 +235,9 @@ func (p *Process) Wait() (sandbox.Response, error) {
 }
 
 func (p *Process) wait() {
-	waitExit(p.pid)
+	exited := p.awaitExit()
 	cause := p.group.leaderExited()
-	waitErr := p.cmd.Wait() // reaps; only now may the PID be recycled
+	waitErr := p.reap(exited) // only now may the PID be recycled
 	if p.sup != nil {
 		p.sup.finish()
 	}
@@ -241,6 +252,50 @@ func (p *Process) wait() {
 	p.resp.Stderr, p.resp.StderrTruncated = p.stderr.take()
 	p.err = p.result(cause, waitErr)
 	p.resp.Err = p.err
+}
+
+// reapWithin bounds the wait for a leader the host has SIGKILLed. It is
+// dead, or all but: only a tracer outside the call (one the walk did
+// not find) can hold it, a zombie that tracer alone sees until it lets
+// go, and the call does not wait for that.
+const reapWithin = 2 * time.Second
+
+// errNotReaped is Wait's error from cmd.Wait when the leader was left to
+// be reaped later; the cause of the kill is what the call reports.
+var errNotReaped = errors.New("killed, but not yet exited")
+
+// awaitExit waits for the leader to exit, leaving it unreaped, and
+// reports whether it did. Until the host kills the call, that is as long
+// as the process runs; after, at most reapWithin.
+func (p *Process) awaitExit() bool {
+	select {
+	case <-p.exited:
+		return true
+	case <-p.killed:
+		return p.exitWithin(reapWithin)
+	}
+}
+
+// exitWithin waits up to d for the leader to exit, leaving it unreaped.
+func (p *Process) exitWithin(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// reap reaps the leader when it has exited; otherwise it leaves that to
+// a goroutine, which the leader's exit, whenever it comes, releases.
+func (p *Process) reap(exited bool) error {
+	if exited {
+		return p.cmd.Wait()
+	}
+	go func() { _ = p.cmd.Wait() }()
+	return errNotReaped
 }
 
 // waitExit blocks until the process has exited but leaves it unreaped, so

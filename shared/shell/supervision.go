@@ -78,20 +78,21 @@ func superviseCmd(cmd *exec.Cmd) (*supervision, []*os.File, error) {
 // either way the supervisor is on its way out. A supervisor killed before
 // its report is no failure to start: the command may well have run (and
 // killed it), so the call goes on and ends as the kill, and finish
-// kills the group.
+// kills the group. Nor is one stopped before its report: the command
+// runs from the moment the supervisor forks it, and may stop it (the
+// same user may), so the call goes on, the command's PID unknown, and
+// ends as the host kills it.
 func (s *supervision) started(ctx context.Context, pid int, path string) error {
 	s.pgid = pid
 	deadline := time.Now().Add(startTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	_ = s.status.SetReadDeadline(deadline)
-	stop := context.AfterFunc(ctx, func() { _ = s.status.SetReadDeadline(time.Now()) })
-	line, err := s.lines.ReadString('\n')
-	stop()
-	_ = s.status.SetReadDeadline(time.Time{})
+	line, err := s.firstReport(ctx, pid, deadline)
 	word, rest, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
 	switch {
+	case errors.Is(err, errStopped):
+		return nil
 	case err == nil && word == "ok":
 		pid, perr := strconv.Atoi(rest)
 		if perr != nil || pid <= 0 {
@@ -116,6 +117,38 @@ func (s *supervision) started(ctx context.Context, pid int, path string) error {
 	}
 }
 
+// errStopped is firstReport's error for a supervisor that stopped
+// before it reported.
+var errStopped = errors.New("supervisor: stopped before its report")
+
+// pollStopped is how often firstReport looks for a stopped supervisor
+// while it waits: the report takes a start of this binary, a few
+// milliseconds, so most starts never look.
+const pollStopped = 10 * time.Millisecond
+
+// firstReport reads the supervisor's first line, until deadline or the
+// end of ctx, and returns errStopped if the supervisor is stopped
+// (SIGSTOP or ptrace) before it writes one.
+func (s *supervision) firstReport(ctx context.Context, pid int, deadline time.Time) (string, error) {
+	defer func() { _ = s.status.SetReadDeadline(time.Time{}) }()
+	var line string
+	for {
+		next := time.Now().Add(pollStopped)
+		if next.After(deadline) {
+			next = deadline
+		}
+		_ = s.status.SetReadDeadline(next)
+		part, err := s.lines.ReadString('\n')
+		line += part
+		switch {
+		case !errors.Is(err, os.ErrDeadlineExceeded), ctx.Err() != nil, !time.Now().Before(deadline):
+			return line, err
+		case supervisor.Stopped(pid):
+			return line, errStopped
+		}
+	}
+}
+
 // order passes a signal for the tree to the supervisor.
 func (s *supervision) order(sig syscall.Signal) {
 	b := byte(supervisor.OrderKill)
@@ -127,13 +160,31 @@ func (s *supervision) order(sig syscall.Signal) {
 	_, _ = s.ctl.Write([]byte{b})
 }
 
+// kill ends the supervisor and everything below it from the host, asking
+// nothing of the supervisor: a command that runs as the host's user may
+// have stopped it (SIGSTOP, a ptrace attach), and an order would then
+// wait unread forever. The group goes too: it holds what the walk can no
+// longer reach when the supervisor died earlier.
+func (s *supervision) kill() {
+	supervisor.KillTree(s.pgid)
+	_ = syscall.Kill(-s.pgid, syscall.SIGKILL)
+}
+
 // finish reads the supervisor's last report, after it has exited, and
 // releases the host's ends. A supervisor that ended without one was
 // killed (by the command, it may be, since both run as the same user):
 // what it left is then out of its reach, so the command's process group,
 // at least, is killed here.
 func (s *supervision) finish() {
+	// A supervisor that has exited has said all it will say; one that
+	// has not (killed, but held by a tracer) must not hold us.
+	_ = s.status.SetReadDeadline(time.Now().Add(reapWithin))
 	line, err := s.lines.ReadString('\n')
+	if strings.HasPrefix(line, "ok ") {
+		// Written as the supervisor was stopped (see started), after the
+		// start had gone on without it.
+		line, err = s.lines.ReadString('\n')
+	}
 	s.ctl.Close()
 	s.status.Close()
 	word, rest, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")

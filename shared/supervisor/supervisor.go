@@ -33,7 +33,10 @@
 // for it (systemd-run, a container engine, cron), and everything, once
 // the supervisor itself is SIGKILLed (which the command, as the same
 // user, can do: the host then kills the command's process group, but
-// not what left it).
+// not what left it). A command that stops the supervisor instead
+// (SIGSTOP, ptrace) leaves its orders unread, so a host does not rely on
+// it for the final kill: KillTree kills a supervisor and its tree from
+// outside, needing nothing of either.
 package supervisor
 
 import (
@@ -187,11 +190,7 @@ func (s *supervisor) obey(ctl *os.File) {
 func (s *supervisor) killAll() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pids := descendants(s.self, syscall.SIGSTOP)
-	for _, p := range pids {
-		_ = syscall.Kill(p, syscall.SIGKILL)
-	}
-	return len(pids)
+	return killBelow(s.self)
 }
 
 // reap collects children until the command has exited and nothing is

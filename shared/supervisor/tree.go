@@ -25,18 +25,7 @@ func Processes() []Process {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + n + "/stat")
-		if err != nil {
-			continue
-		}
-		// The command name can hold anything, ")" included: the fields
-		// start after the last one. They are: state ppid pgrp ...
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
+		f := stat(n)
 		if len(f) < 3 {
 			continue
 		}
@@ -48,6 +37,56 @@ func Processes() []Process {
 		out = append(out, Process{PID: pid, PPID: ppid, PGID: pgid})
 	}
 	return out
+}
+
+// stat returns the fields of /proc/PID/stat after the command name:
+// state ppid pgrp ...; nil when there is no such process.
+func stat(pid string) []string {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return nil
+	}
+	// The command name can hold anything, ")" included: the fields start
+	// after the last one.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(s[i+1:])
+}
+
+// Stopped reports whether pid is stopped (SIGSTOP and its kin) or
+// ptrace-stopped.
+func Stopped(pid int) bool {
+	f := stat(strconv.Itoa(pid))
+	return len(f) > 0 && (f[0] == "T" || f[0] == "t")
+}
+
+// KillTree kills root and every process below it, needing nothing of
+// any of them: root is stopped first, so it reaps none of its children
+// while the walk runs (a reaped child's PID could be another process's
+// by the time it is signalled), every descendant is stopped as it is
+// found, so nothing forks past the walk, and then all get SIGKILL, which
+// ends a stopped or ptrace-stopped process as it ends a running one.
+// Orphans of a killed process go to the nearest child subreaper or
+// init: all of them are already dying when root goes. It returns how
+// many descendants it found.
+func KillTree(root int) int {
+	_ = syscall.Kill(root, syscall.SIGSTOP)
+	n := killBelow(root)
+	_ = syscall.Kill(root, syscall.SIGKILL)
+	return n
+}
+
+// killBelow freezes every process below root, then kills them all, and
+// says how many it found.
+func killBelow(root int) int {
+	pids := descendants(root, syscall.SIGSTOP)
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	return len(pids)
 }
 
 // descendants lists every process below root, each sent sig as it is

@@ -196,19 +196,37 @@ func TestEngineRetriesAFailedKill(t *testing.T) {
 
 func TestEngineKillsOrphansAfterExit(t *testing.T) {
 	t.Parallel()
-	pids := filepath.Join(t.TempDir(), "pids")
-	e := newEngine(t, localTarget{}, Options{Mode: "test"})
-	start := time.Now()
-	out, _, code, err := run1(t, e, Call{
-		Command: "/bin/sh", Args: []string{"-c", `sleep 303 & echo $! >>` + pids + `; echo done`},
-	}, time.Minute)
-	if err != nil || code != 0 || out != "done\n" {
-		t.Fatalf("code %d err %v stdout %q", code, err, out)
+	for _, tc := range []struct {
+		name, spawn string
+		grace       bool // found only by holding the streams past OrphanGrace
+	}{
+		// It carries the call's mark: the wrapper's sweep kills it as
+		// the command exits, and the call does not wait.
+		{"marked", `sh -c 'echo $$ >>"$0"; exec sleep 303' "$0" &`, false},
+		// Stripped of the mark, it is found by the streams it holds.
+		{"unmarked", `env -u ` + CallEnv + ` sh -c 'echo $$ >>"$0"; exec sleep 303' "$0" &`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			pids := filepath.Join(t.TempDir(), "pids")
+			e := newEngine(t, localTarget{}, Options{Mode: "test"})
+			start := time.Now()
+			out, _, code, err := run1(t, e, Call{
+				// It is running, unmarked or not, before the command exits.
+				Command: "/bin/sh", Args: []string{"-c", tc.spawn + ` while [ ! -s "$0" ]; do sleep 0.01; done; echo done`, pids},
+			}, time.Minute)
+			if err != nil || code != 0 || out != "done\n" {
+				t.Fatalf("code %d err %v stdout %q", code, err, out)
+			}
+			switch d := time.Since(start); {
+			case tc.grace && (d < OrphanGrace || d > OrphanGrace+5*time.Second):
+				t.Errorf("returned after %s, want about OrphanGrace (%s)", d, OrphanGrace)
+			case !tc.grace && d >= OrphanGrace:
+				t.Errorf("returned after %s, want before OrphanGrace (%s): the sweep kills it at once", d, OrphanGrace)
+			}
+			proctest.Gone(t, "the orphan", proctest.ReadPIDs(t, pids, 1)[0])
+		})
 	}
-	if d := time.Since(start); d < OrphanGrace || d > OrphanGrace+5*time.Second {
-		t.Errorf("returned after %s, want about OrphanGrace (%s)", d, OrphanGrace)
-	}
-	proctest.Gone(t, "the orphan", proctest.ReadPIDs(t, pids, 1)[0])
 }
 
 func TestEngineCancel(t *testing.T) {

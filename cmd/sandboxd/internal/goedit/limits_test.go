@@ -182,13 +182,13 @@ func TestLimitsAtAndPast(t *testing.T) {
 }
 
 // TestIsolatedRunawayIsStopped: an edit within the input limits that
-// costs more than the child may spend (gofmt indents each of 40000 lines
-// 200 levels deep: 8 MB of tabs, then the file's check) is stopped.
+// costs more than the child may spend (gofmt indents each of 60000 lines
+// 500 levels deep: 30 MB of tabs, then the file's check) is stopped.
 func TestIsolatedRunawayIsStopped(t *testing.T) {
 	lim := DefaultLimits
 	lim.Timeout = time.Second
 	x := Isolated{Self: child.Executable(), Limits: lim}
-	body := strings.Repeat("{\n", 200) + strings.Repeat("x()\n", 40000) + strings.Repeat("}\n", 200)
+	body := strings.Repeat("{\n", 500) + strings.Repeat("x()\n", 60000) + strings.Repeat("}\n", 500)
 	start := time.Now()
 	_, err := x.EditBody(context.Background(), "p.go", []byte(limitsSrc), "F", body)
 	if want := "the edit took longer than 1s and was stopped; nothing was written"; err == nil || err.Error() != want {

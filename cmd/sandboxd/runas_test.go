@@ -18,15 +18,7 @@ import (
 // path that user can reach.
 func nobodyWorkspace(t *testing.T) string {
 	t.Helper()
-	// Not t.TempDir: its parent is root's alone (0700).
-	base, err := os.MkdirTemp("", "sandboxd-runas-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	base := proctest.OpenTempDir(t, "sandboxd-runas-")
 	ws := filepath.Join(base, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)

@@ -28,3 +28,20 @@ func RequireRoot(t testing.TB) {
 		t.SkipNow()
 	}
 }
+
+// OpenTempDir is a fresh directory, removed when the test ends, that
+// every user may read and search (mode 0755): for a test whose processes
+// run as another user. Not t.TempDir: its parent is the test user's
+// alone (0700), so another user could not reach anything below it.
+func OpenTempDir(t testing.TB, pattern string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

@@ -230,39 +230,62 @@ func TestKillScriptKillsTree(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// A command that leaves a child in its own session and one in
 			// the wrapper's, then waits.
-			var stdout, stderr bytes.Buffer
-			f := NewFilter(&stdout, &stderr, false)
-			cmd := exec.Command(sh[0], append(sh[1:], Argv()[1:]...)...)
 			pids := filepath.Join(t.TempDir(), "pids")
-			cmd.Stdin = bytes.NewReader(preamble(t, "/bin/sh", []string{"-c",
+			w := startWrapper(t, sh, preamble(t, "/bin/sh", []string{"-c",
 				`sleep 300 & echo $! > "$1"; setsid sleep 301 & echo $! >> "$1"; echo started; wait`, "sh", pids}))
-			cmd.Stdout, cmd.Stderr = f.Stdout(), f.Stderr()
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			<-f.Started()
 			deadline := time.Now().Add(5 * time.Second)
-			for !strings.Contains(stdoutOf(f, &stdout), "started") && time.Now().Before(deadline) {
+			for !strings.Contains(stdoutOf(w.f, &w.stdout), "started") && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			// Its own children, by PID and start time: other tests may be
 			// running sleeps of their own.
 			children := proctest.Identify(t, proctest.ReadPIDs(t, pids, 2)...)
-			kill := KillArgv(f.PID())
-			if out, err := exec.Command(sh[0], append(sh[1:], kill[1:]...)...).CombinedOutput(); err != nil {
-				t.Fatalf("kill: %v %s", err, out)
-			}
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				_ = cmd.Process.Kill()
-				t.Fatal("the wrapper survived the kill script")
-			}
+			w.kill(t, sh)
 			proctest.AssertGone(t, children...)
 		})
+	}
+}
+
+// wrapper is a wrapper run locally in the background, as it would run
+// remotely.
+type wrapper struct {
+	f              *Filter
+	stdout, stderr bytes.Buffer
+	cmd            *exec.Cmd
+	done           chan error
+}
+
+// startWrapper starts the wrapper under sh with stdin and returns once
+// it has reported its PID.
+func startWrapper(t *testing.T, sh []string, stdin []byte) *wrapper {
+	t.Helper()
+	w := &wrapper{done: make(chan error, 1)}
+	w.f = NewFilter(&w.stdout, &w.stderr, false)
+	w.cmd = exec.Command(sh[0], append(sh[1:], Argv()[1:]...)...)
+	w.cmd.Stdin = bytes.NewReader(stdin)
+	w.cmd.Stdout, w.cmd.Stderr = w.f.Stdout(), w.f.Stderr()
+	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.done <- w.cmd.Wait() }()
+	<-w.f.Started()
+	return w
+}
+
+// kill runs the kill script for the wrapper under sh and fails the test
+// unless the wrapper ends.
+func (w *wrapper) kill(t *testing.T, sh []string) {
+	t.Helper()
+	kill := KillArgv(w.f.PID())
+	if out, err := exec.Command(sh[0], append(sh[1:], kill[1:]...)...).CombinedOutput(); err != nil {
+		t.Fatalf("kill: %v %s", err, out)
+	}
+	select {
+	case <-w.done:
+	case <-time.After(5 * time.Second):
+		_ = w.cmd.Process.Kill()
+		t.Fatal("the wrapper survived the kill script")
 	}
 }
 
@@ -299,30 +322,10 @@ func TestWrapperSweepsDaemonsAtExit(t *testing.T) {
 func TestKillScriptKillsMarkedDaemons(t *testing.T) {
 	for name, sh := range shells(t) {
 		t.Run(name, func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			f := NewFilter(&stdout, &stderr, false)
-			cmd := exec.Command(sh[0], append(sh[1:], Argv()[1:]...)...)
 			pids := filepath.Join(t.TempDir(), "pids")
-			cmd.Stdin = bytes.NewReader(preamble(t, "/bin/sh", []string{"-c", daemonize, "sh", pids, "wait"}))
-			cmd.Stdout, cmd.Stderr = f.Stdout(), f.Stderr()
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			<-f.Started()
+			w := startWrapper(t, sh, preamble(t, "/bin/sh", []string{"-c", daemonize, "sh", pids, "wait"}))
 			daemon := proctest.Identify(t, proctest.ReadPIDs(t, pids, 1)...)
-			kill := KillArgv(f.PID())
-			if out, err := exec.Command(sh[0], append(sh[1:], kill[1:]...)...).CombinedOutput(); err != nil {
-				t.Fatalf("kill: %v %s", err, out)
-			}
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				_ = cmd.Process.Kill()
-				t.Fatal("the wrapper survived the kill script")
-			}
+			w.kill(t, sh)
 			proctest.AssertGone(t, daemon...)
 		})
 	}

@@ -23,15 +23,7 @@ var nobody = &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}
 func rootOnlyWorkspace(t *testing.T) *workspace.Workspace {
 	t.Helper()
 	proctest.RequireRoot(t)
-	// Not t.TempDir: its parent is root's alone (0700).
-	base, err := os.MkdirTemp("", "search-runas-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	base := proctest.OpenTempDir(t, "search-runas-")
 	for name, mode := range map[string]os.FileMode{"open.txt": 0o644, "private.txt": 0o600, "closed/inner.txt": 0o644} {
 		p := filepath.Join(base, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {

@@ -36,15 +36,7 @@ type agentSpace struct {
 func newAgentSpace(t *testing.T) agentSpace {
 	t.Helper()
 	proctest.RequireRoot(t)
-	// Not t.TempDir: its parent is root's alone (0700).
-	base, err := os.MkdirTemp("", "sandboxd-rootread-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	base := proctest.OpenTempDir(t, "sandboxd-rootread-")
 	a := agentSpace{ws: filepath.Join(base, "ws"), base: base}
 	a.agentDir(t, a.ws)
 	return a

@@ -37,14 +37,7 @@ type swapRace struct {
 func newSwapRace(t *testing.T) *swapRace {
 	t.Helper()
 	proctest.RequireRoot(t)
-	// Not t.TempDir: its parent is root's alone (0700), so the agent
-	// could not reach the workspace.
-	base, err := os.MkdirTemp("", "sandboxd-swap-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	mustDo(t, os.Chmod(base, 0o755))
+	base := proctest.OpenTempDir(t, "sandboxd-swap-")
 	b := make([]byte, 8)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)

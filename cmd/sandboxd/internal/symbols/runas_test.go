@@ -17,28 +17,13 @@ import (
 // nobody is the unprivileged user the Credential tests run ctags as.
 var nobody = &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}
 
-// openTempDir is a fresh directory anyone may read and search (mode
-// 0755). Not t.TempDir: its parent is root's alone (0700).
-func openTempDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "symbols-runas-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 // TestCtagsRunsAsCredential: with a Credential ctags runs as that user,
 // so a file only root may read has no symbols in the index; without one,
 // ctags runs as sandboxd's user, as before.
 func TestCtagsRunsAsCredential(t *testing.T) {
 	needTools(t)
 	proctest.RequireRoot(t)
-	dir := openTempDir(t)
+	dir := proctest.OpenTempDir(t, "symbols-runas-")
 	for name, mode := range map[string]os.FileMode{"open.go": 0o644, "private.go": 0o600} {
 		src := "package p\n\nfunc OneIn" + map[string]string{"open.go": "Open", "private.go": "Private"}[name] + "() {}\n"
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), mode); err != nil {
@@ -75,11 +60,11 @@ func TestCtagsRunsAsCredential(t *testing.T) {
 func TestCtagsTimeoutKillsItsGroupAsCredential(t *testing.T) {
 	needTools(t)
 	proctest.RequireRoot(t)
-	dir := openTempDir(t)
+	dir := proctest.OpenTempDir(t, "symbols-runas-")
 	if err := os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n\nfunc Square() {}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bin := openTempDir(t)
+	bin := proctest.OpenTempDir(t, "symbols-runas-")
 	if err := os.Chmod(bin, 0o777); err != nil { // the fake writes here
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
@@ -45,6 +46,7 @@ func (e *cliEnv) exec(args []string) int {
 	ctx, stop := interruptible()
 	defer stop()
 
+	start := time.Now()
 	path, explicit := serveSocket(*socket)
 	sc, code, cold := e.openServed(ctx, log, f, cfg, path, explicit)
 	switch {
@@ -57,7 +59,17 @@ func (e *cliEnv) exec(args []string) int {
 		// serve of another user), or a serve that does not answer: the
 		// default socket is only a guess, and a cold call sends nothing
 		// to it. The file as given: paths in it resolve against its
-		// directory, which a symlink's may not be.
+		// directory, which a symlink's may not be. --timeout counts from
+		// exec's start: what the wait for the serve took is not the
+		// call's again (PromptKit's own timeout is counting too).
+		if *f.timeout > 0 {
+			left := *f.timeout - time.Since(start)
+			if left <= 0 {
+				e.errorf("exec: timed out after %s: the wait for the serve on %s took it all", *f.timeout, path)
+				return exitTimeout
+			}
+			*f.timeout = left
+		}
 		return e.spawnCold(ctx, f, *f.cfgPath)
 	}
 	return code

@@ -42,7 +42,7 @@ func TestExecServeStoppedBeforeTheCall(t *testing.T) {
 	sock := filepath.Join(runtimeDir, "promptkit-sandbox", "serve.sock")
 	srv := startServe(t, sock, []string{"SERVE_MARK=served"}, "--config", cfg)
 	env := []string{"XDG_RUNTIME_DIR=" + runtimeDir, envServeSocket + "="}
-	hook := []string{"--config", cfg, "--sandbox", "host", "--timeout", "2s", "--", "sh", "-c", `cat; printf ':%s' "$SERVE_MARK"`}
+	hook := []string{"--config", cfg, "--sandbox", "host", "--timeout", "5s", "--", "sh", "-c", `cat; printf ':%s' "$SERVE_MARK"`}
 	if r := runExec(t, env, []byte("in"), hook...); r.code != 0 || r.stdout != "in:served" {
 		t.Fatalf("through the serve before it was stopped: %+v", r)
 	}
@@ -56,6 +56,16 @@ func TestExecServeStoppedBeforeTheCall(t *testing.T) {
 	// plugin to start).
 	if took > serveAnswerTimeout+5*time.Second {
 		t.Errorf("default socket, serve stopped: took %s", took)
+	}
+
+	// The wait counts against --timeout: of 3 s, about 1 s is left for
+	// a hook that takes 1.5 s.
+	r, took = timedExec(t, env, nil, "--config", cfg, "--sandbox", "host", "--timeout", "3s", "--", "sleep", "1.5")
+	if r.code != exitTimeout {
+		t.Errorf("default socket, serve stopped, a hook past what the wait left: %+v; want exit 124", r)
+	}
+	if took > 3*time.Second+5*time.Second {
+		t.Errorf("default socket, serve stopped, a hook past what the wait left: took %s", took)
 	}
 
 	r, took = timedExec(t, env, []byte("in"), append([]string{"--socket", sock}, hook...)...)

@@ -60,7 +60,10 @@ func startFrozen(t *testing.T, c shell.Containment, args ...string) *frozenDaemo
 	if err := os.WriteFile(filepath.Join(dir, "tracer.py"), []byte(proctest.Tracer), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := startHTTPEnv(t, []string{shell.ContainmentEnv + "=" + string(c)}, append([]string{"--workspace", dir}, args...)...)
+	// The agent runs as sandboxd's user, as in the container: as root
+	// with no --run-as it would be another user, who cannot stop the
+	// supervisor at all.
+	s := startHTTPEnv(t, []string{shell.ContainmentEnv + "=" + string(c)}, append([]string{"--workspace", dir, "--run-as", "root"}, args...)...)
 	return &frozenDaemon{started: s, dir: dir, supervised: c == shell.ContainSupervisor}
 }
 

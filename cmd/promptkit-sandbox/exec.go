@@ -48,7 +48,7 @@ func (e *cliEnv) exec(args []string) int {
 
 	start := time.Now()
 	path, explicit := serveSocket(*socket)
-	sc, code, cold := e.openServed(ctx, log, f, cfg, path, explicit)
+	sc, code, cold, stalled := e.openServed(ctx, log, f, cfg, path, explicit)
 	switch {
 	case sc != nil:
 		log.Debug("running the call through serve", "socket", path)
@@ -59,10 +59,11 @@ func (e *cliEnv) exec(args []string) int {
 		// serve of another user), or a serve that does not answer: the
 		// default socket is only a guess, and a cold call sends nothing
 		// to it. The file as given: paths in it resolve against its
-		// directory, which a symlink's may not be. --timeout counts from
-		// exec's start: what the wait for the serve took is not the
-		// call's again (PromptKit's own timeout is counting too).
-		if *f.timeout > 0 {
+		// directory, which a symlink's may not be. After a serve that
+		// did not answer, --timeout counts from exec's start: what the
+		// wait took is not the call's again (PromptKit's own timeout is
+		// counting too).
+		if stalled && *f.timeout > 0 {
 			left := *f.timeout - time.Since(start)
 			if left <= 0 {
 				e.errorf("exec: timed out after %s: the wait for the serve on %s took it all", *f.timeout, path)
@@ -77,29 +78,30 @@ func (e *cliEnv) exec(args []string) int {
 
 // openServed opens the sandbox of our config that f names in the serve
 // on path, within serveAnswerTimeout. When it cannot, cold says to run
-// the call cold instead (a default socket that has no usable serve),
-// or code is the exit code, the reason written.
-func (e *cliEnv) openServed(ctx context.Context, log hclog.Logger, f *spawnFlags, cfg, path string, explicit bool) (sc *servedCall, code int, cold bool) {
+// the call cold instead (a default socket that has no usable serve;
+// stalled when a serve there did not answer in time), or code is the
+// exit code, the reason written.
+func (e *cliEnv) openServed(ctx context.Context, log hclog.Logger, f *spawnFlags, cfg, path string, explicit bool) (sc *servedCall, code int, cold, stalled bool) {
 	pctx, cancel := context.WithTimeout(ctx, serveAnswerTimeout)
 	defer cancel()
 	// unusable handles a serve that could not be used: cold where the
 	// socket is only a guess, an error where it was named.
-	unusable := func(err error) (*servedCall, int, bool) {
+	unusable := func(err error) (*servedCall, int, bool, bool) {
 		switch {
 		case sandbox.Done(ctx):
 			e.errorf("exec: %v", sandbox.ContextError(ctx, "connect to serve", 0))
-			return nil, exitInterrupted, false
+			return nil, exitInterrupted, false, false
 		case !explicit:
 			log.Debug("no usable serve on the default socket: running cold", "socket", path, "reason", err)
-			return nil, 0, true
+			return nil, 0, true, notAnswering(ctx, pctx)
 		case notAnswering(ctx, pctx):
 			e.errorf("exec: serve on %s: did not answer within %s (stopped or overloaded?)", path, serveAnswerTimeout)
-			return nil, exitSandbox, false
+			return nil, exitSandbox, false, false
 		case errors.Is(err, errNoServe):
 			e.errorf("exec: %v (start one with: promptkit-sandbox serve --config %s --socket %s)", err, cfg, path)
-			return nil, exitSandbox, false
+			return nil, exitSandbox, false, false
 		}
-		return nil, e.spawnExitCode(f.cmd, err), false
+		return nil, e.spawnExitCode(f.cmd, err), false, false
 	}
 	conn, err := dialServe(pctx, path)
 	if err != nil {
@@ -119,7 +121,7 @@ func (e *cliEnv) openServed(ctx context.Context, log hclog.Logger, f *spawnFlags
 	mode, code := e.servedModeOf(d, f, cfg, path)
 	if code != exitOK {
 		cc.Close()
-		return nil, code, false
+		return nil, code, false, false
 	}
 	sb, err := client.Open(pctx, *f.name, mode, nil)
 	if err != nil {
@@ -127,9 +129,9 @@ func (e *cliEnv) openServed(ctx context.Context, log hclog.Logger, f *spawnFlags
 		if notAnswering(ctx, pctx) {
 			return unusable(err)
 		}
-		return nil, e.spawnExitCode(f.cmd, fmt.Errorf("serve on %s: open sandbox %s: %w", path, *f.name, err)), false
+		return nil, e.spawnExitCode(f.cmd, fmt.Errorf("serve on %s: open sandbox %s: %w", path, *f.name, err)), false, false
 	}
-	return &servedCall{path: path, cc: cc, client: client, sb: sb}, exitOK, false
+	return &servedCall{path: path, cc: cc, client: client, sb: sb}, exitOK, false, false
 }
 
 // servedModeOf finds the mode a serve offers for sandbox f.name of cfg. A

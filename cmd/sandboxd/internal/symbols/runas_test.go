@@ -3,7 +3,6 @@ package symbols
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -92,13 +91,5 @@ func TestCtagsTimeoutKillsItsGroupAsCredential(t *testing.T) {
 	if uid, _ := os.ReadFile(pidFile + ".uid"); string(uid) != "65534\n" {
 		t.Errorf("ctags ran as uid %q, want 65534", uid)
 	}
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proctest.Gone(t, "ctags' child", pid)
+	proctest.Gone(t, "ctags' child", proctest.ReadPIDs(t, pidFile, 1)[0])
 }

@@ -62,6 +62,12 @@ type Options struct {
 	// (the host must be root). A supervisor keeps the host's: the
 	// process can then neither signal it nor read it.
 	Credential *syscall.Credential
+	// Isolated starts the process in a Landlock domain of its own, where
+	// the host offers Landlock (IsolationAvailable): processes of other
+	// domains, other isolated calls among them, cannot read its
+	// environment, memory or open files through /proc, nor ptrace it,
+	// even as the same user. Where Landlock is missing it has no effect.
+	Isolated bool
 }
 
 func (o Options) withDefaults() Options {

@@ -126,7 +126,11 @@ func (p *Process) spawn(ctx context.Context, req sandbox.Request) (err error) {
 	}
 	childEnds = append(childEnds, ends...)
 
-	err = cmd.Start()
+	if p.opts.Isolated && IsolationAvailable() == nil {
+		err = startIsolated(cmd, p.exited)
+	} else {
+		err = cmd.Start()
+	}
 	// The child has its copies; ours would keep the pipes open forever.
 	for _, f := range childEnds {
 		if f != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/server"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/snapshot"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/telemetry"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 )
 
@@ -129,6 +130,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		cfg.RunAs, cfg.Env = user.cred, user.env(cfg.Env)
 	}
 	user.log(log)
+	if err := shell.IsolationAvailable(); err != nil {
+		log.Warn("calls are not isolated from each other: a call can read the environment, secrets included, of the processes another call left running", "err", err)
+	}
 	loopback := localAddr(o.addr)
 	if err := checkExposure(o.addr, o.stdio, cfg.Token, generated); err != nil {
 		return badInput(err)

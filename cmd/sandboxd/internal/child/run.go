@@ -119,6 +119,7 @@ func run(ctx context.Context, cmd Command, lim Limits) (Output, *sandbox.ExitErr
 		StdinReader: stdin,
 		Uncontained: true,
 		Credential:  lim.Credential,
+		Isolated:    true,
 	})
 	if err != nil {
 		feed.Close()

@@ -67,6 +67,7 @@ func start(ctx context.Context, spec Spec, ws *workspace.Workspace, opts Options
 		Timeout:     -1, // it lives until stopped
 		CleanEnv:    true,
 		Credential:  opts.Credential,
+		Isolated:    true,
 		OutputLimit: math.MaxInt, // the protocol bounds messages itself
 		StdoutSink:  outW,
 		StderrSink:  c.stderr,

@@ -207,6 +207,7 @@ func (m *Manager) start(ctx context.Context, c Command, timeout time.Duration, s
 		Timeout:    timeout,
 		CleanEnv:   true,
 		Credential: m.opts.Credential,
+		Isolated:   true,
 		// The sinks bound memory themselves and must see every byte: the
 		// tail of the output is what matters most.
 		OutputLimit: math.MaxInt,

@@ -167,6 +167,7 @@ func (c *Cover) run(ctx context.Context, dir, command string, args ...string) (s
 		Timeout:     remaining(ctx),
 		CleanEnv:    true,
 		Credential:  c.opts.Credential,
+		Isolated:    true,
 		OutputLimit: outputLimit,
 	})
 	if err != nil {

@@ -78,6 +78,7 @@ func (v *Verifier) run(ctx context.Context, st Step, cwd string, timeout time.Du
 		Timeout:    timeout,
 		CleanEnv:   true,
 		Credential: v.opts.Credential,
+		Isolated:   true,
 		// The sinks bound memory themselves and must see every byte: the
 		// end of go test's output holds the verdicts.
 		OutputLimit: math.MaxInt,

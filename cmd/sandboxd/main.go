@@ -130,6 +130,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		cfg.RunAs, cfg.Env = user.cred, user.env(cfg.Env)
 	}
 	user.log(log)
+	seedGoCache(log, getenv, cfg.Env, cfg.RunAs != nil)
 	if err := shell.IsolationAvailable(); err != nil {
 		log.Warn("calls are not isolated from each other: a call can read the environment, secrets included, of the processes another call left running", "err", err)
 	}

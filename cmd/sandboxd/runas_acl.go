@@ -9,6 +9,8 @@ import (
 	"slices"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/dirent"
 )
 
 // POSIX ACLs as Linux stores them in the system.posix_acl_* extended
@@ -275,7 +277,7 @@ func grantTree(fd int, path string, st unix.Stat_t, uid uint32, g *aclGrant) err
 				g.skipped++
 				continue
 			}
-			cfd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			cfd, err := dirent.Open(fd, name, unix.O_RDONLY|unix.O_DIRECTORY)
 			if err != nil {
 				return fmt.Errorf("%s: %w", child, err)
 			}
@@ -313,7 +315,7 @@ func grantTree(fd int, path string, st unix.Stat_t, uid uint32, g *aclGrant) err
 // regular file name in fd, opened without following a link and checked
 // to be the file that was listed.
 func grantFile(dirfd int, name, path string, st *unix.Stat_t, uid uint32) error {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	fd, err := dirent.Open(dirfd, name, unix.O_RDONLY)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -343,12 +345,12 @@ func unwritable(err error) bool {
 // fstatSame checks that fd is the file want describes, with one link
 // for a regular file, and refreshes want.
 func fstatSame(fd int, want *unix.Stat_t) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return err
-	}
-	if st.Dev != want.Dev || st.Ino != want.Ino || st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink != 1 {
+	st, err := dirent.Check(fd, dirent.Want{Like: want, OneLink: true})
+	if errors.Is(err, dirent.ErrChanged) {
 		return errSwapped
+	}
+	if err != nil {
+		return err
 	}
 	*want = st
 	return nil

@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/dirent"
 )
 
 // ErrReplaced is the error for a file that is no longer the one Dir.File
@@ -23,10 +25,8 @@ type Dir struct {
 	uid   int
 	gid   int
 	mu    sync.Mutex
-	files map[string]fileID
+	files map[string]*unix.Stat_t // as File made them
 }
-
-type fileID struct{ dev, ino uint64 }
 
 // New makes a fresh directory (named from prefix in the temporary
 // directory) for files the user owner writes; nil is sandboxd's own
@@ -36,7 +36,7 @@ func New(prefix string, owner *syscall.Credential) (*Dir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("report directory: %w", err)
 	}
-	d := &Dir{path: path, uid: os.Geteuid(), gid: os.Getegid(), files: map[string]fileID{}}
+	d := &Dir{path: path, uid: os.Geteuid(), gid: os.Getegid(), files: map[string]*unix.Stat_t{}}
 	if owner != nil {
 		d.uid, d.gid = int(owner.Uid), int(owner.Gid)
 		// Searchable, so the owner can open a file in it by name; not
@@ -75,7 +75,7 @@ func (d *Dir) File(name string) (string, error) {
 		return "", fmt.Errorf("report file %s: %w", name, err)
 	}
 	d.mu.Lock()
-	d.files[name] = fileID{uint64(st.Dev), st.Ino}
+	d.files[name] = &st
 	d.mu.Unlock()
 	return filepath.Join(d.path, name), nil
 }
@@ -101,13 +101,13 @@ func (d *Dir) Subdir(name string) (string, error) {
 // longer holds that file, as it was made: never a link's target.
 func (d *Dir) Read(name string, limit int64) ([]byte, error) {
 	d.mu.Lock()
-	id, ok := d.files[name]
+	made, ok := d.files[name]
 	d.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("report file %s: not made here", name)
 	}
-	// O_NONBLOCK: a FIFO put in its place must not hang the open.
-	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	// Not through a link; a FIFO put in its place does not hang the open.
+	fd, err := dirent.Open(d.fd, name, unix.O_RDONLY)
 	if errors.Is(err, unix.ELOOP) {
 		return nil, fmt.Errorf("report file %s: %w", name, ErrReplaced)
 	}
@@ -116,12 +116,13 @@ func (d *Dir) Read(name string, limit int64) ([]byte, error) {
 	}
 	f := os.NewFile(uintptr(fd), filepath.Join(d.path, name))
 	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, fmt.Errorf("report file %s: %w", name, err)
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || uint64(st.Dev) != id.dev || st.Ino != id.ino || st.Nlink != 1 || int(st.Uid) != d.uid {
+	owner := uint32(d.uid)
+	_, err = dirent.Check(fd, dirent.Want{Type: unix.S_IFREG, Like: made, OneLink: true, Owner: &owner})
+	if errors.Is(err, dirent.ErrChanged) {
 		return nil, fmt.Errorf("report file %s: %w", name, ErrReplaced)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("report file %s: %w", name, err)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit))
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/dirent"
 )
 
 // Skipped is a path a snapshot left out, and why.
@@ -183,21 +185,21 @@ func readNames(dirfd int) ([]string, error) {
 // without blocking on a FIFO), and checks it is still what st, its
 // lstat, describes; st becomes the descriptor's own stat.
 func openChecked(dirfd int, name string, flags int, st *unix.Stat_t) (int, error) {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|flags, 0)
+	fd, err := dirent.Open(dirfd, name, unix.O_RDONLY|flags)
 	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ENOENT) {
 		return -1, errors.New(reasonChanged)
 	}
 	if err != nil {
 		return -1, fmt.Errorf("unreadable: %w", err)
 	}
-	var got unix.Stat_t
-	if err := unix.Fstat(fd, &got); err != nil {
-		unix.Close(fd)
-		return -1, fmt.Errorf("unreadable: %w", err)
-	}
-	if got.Dev != st.Dev || got.Ino != st.Ino || got.Mode&unix.S_IFMT != st.Mode&unix.S_IFMT {
+	got, err := dirent.Check(fd, dirent.Want{Like: st})
+	if errors.Is(err, dirent.ErrChanged) {
 		unix.Close(fd)
 		return -1, errors.New(reasonChanged)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("unreadable: %w", err)
 	}
 	*st = got
 	return fd, nil

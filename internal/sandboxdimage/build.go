@@ -136,7 +136,11 @@ func (o *Options) inputs(ctx context.Context) (imageInputs, error) {
 	if err != nil {
 		return imageInputs{}, err
 	}
-	staticcheck, err := installStaticcheck(ctx, o.CacheDir, tc)
+	staticcheck, err := staticcheckTool.install(ctx, o.CacheDir, tc)
+	if err != nil {
+		return imageInputs{}, err
+	}
+	gopls, err := goplsTool.install(ctx, o.CacheDir, tc)
 	if err != nil {
 		return imageInputs{}, err
 	}
@@ -149,11 +153,15 @@ func (o *Options) inputs(ctx context.Context) (imageInputs, error) {
 		goroot:      tc.goroot,
 		sandboxdBin: sandboxd,
 		staticBin:   staticcheck,
+		goplsBin:    gopls,
 	}
 	if in.sandboxd, err = fileHash(sandboxd); err != nil {
 		return imageInputs{}, err
 	}
 	if in.staticcheck, err = fileHash(staticcheck); err != nil {
+		return imageInputs{}, err
+	}
+	if in.gopls, err = fileHash(gopls); err != nil {
 		return imageInputs{}, err
 	}
 	return in, nil
@@ -221,7 +229,7 @@ func (in imageInputs) writeContext(dir string) error {
 			return err
 		}
 	}
-	for name, src := range map[string]string{"sandboxd": in.sandboxdBin, "staticcheck": in.staticBin} {
+	for name, src := range map[string]string{"sandboxd": in.sandboxdBin, "staticcheck": in.staticBin, "gopls": in.goplsBin} {
 		if err := linkOrCopy(src, filepath.Join(dir, name), 0o755); err != nil {
 			return err
 		}

@@ -59,7 +59,7 @@ func (l testLog) Write(p []byte) (int, error) {
 // to the image's user, as a provider does with a workspace it created;
 // otherwise the container runs as the directory's owner, as a provider
 // does with a user's own directory.
-func workspace(t *testing.T) (string, codegenimage.Run) {
+func workspace(t testing.TB) (string, codegenimage.Run) {
 	t.Helper()
 	dir := t.TempDir()
 	run := codegenimage.DefaultRun(dir, "")

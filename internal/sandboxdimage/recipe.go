@@ -12,11 +12,16 @@ import (
 
 // recipeVersion changes whenever the way the image is assembled changes in
 // a way the hashed inputs below would not show.
-const recipeVersion = "1"
+const recipeVersion = "2"
 
 // StaticcheckVersion is the staticcheck run_lint finds in the image; the
 // Makefile pins the same one for make lint (a test keeps them equal).
 const StaticcheckVersion = "v0.8.2"
+
+// GoplsVersion is the gopls find_definition, find_references and
+// rename_symbol use in the image; the Makefile pins the same one for the
+// host's tests (v0.24 needs Go 1.27).
+const GoplsVersion = "v0.23.0"
 
 //go:embed Dockerfile
 var dockerfile string
@@ -105,10 +110,11 @@ type imageInputs struct {
 	buildArgs   []string
 	sandboxd    []byte // sha256 of the binary
 	staticcheck []byte
+	gopls       []byte
 	goToolchain string // go version, GOROOT and what is left out of it
 
 	// Where the files are, for the build context; not hashed.
-	goroot, sandboxdBin, staticBin string
+	goroot, sandboxdBin, staticBin, goplsBin string
 }
 
 func (in imageInputs) key() string {
@@ -119,6 +125,7 @@ func (in imageInputs) key() string {
 	x.field("build-args", []byte(strings.Join(in.buildArgs, "\n")))
 	x.field("sandboxd", in.sandboxd)
 	x.field("staticcheck", in.staticcheck)
+	x.field("gopls", in.gopls)
 	x.field("go", []byte(in.goToolchain))
 	return x.sum()
 }

@@ -51,7 +51,7 @@ func TestBaseKeyCoversItsInputs(t *testing.T) {
 
 func TestImageKeyCoversItsInputs(t *testing.T) {
 	in := imageInputs{base: "b", dockerfile: "d", gitconfig: "g", buildArgs: []string{"UID=1"},
-		sandboxd: []byte{1}, staticcheck: []byte{2}, goToolchain: "go1.26", goroot: "/x"}
+		sandboxd: []byte{1}, staticcheck: []byte{2}, gopls: []byte{4}, goToolchain: "go1.26", goroot: "/x"}
 	key := in.key()
 	changes := map[string]func(*imageInputs){
 		"base":        func(i *imageInputs) { i.base = "b2" },
@@ -60,6 +60,7 @@ func TestImageKeyCoversItsInputs(t *testing.T) {
 		"build args":  func(i *imageInputs) { i.buildArgs = []string{"UID=2"} },
 		"sandboxd":    func(i *imageInputs) { i.sandboxd = []byte{3} },
 		"staticcheck": func(i *imageInputs) { i.staticcheck = []byte{3} },
+		"gopls":       func(i *imageInputs) { i.gopls = []byte{5} },
 		"go":          func(i *imageInputs) { i.goToolchain = "go1.27" },
 	}
 	for name, f := range changes {
@@ -141,7 +142,7 @@ func TestMakefileAgrees(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]string{"VERSION": codegenimage.Version, "STATICCHECK_VERSION": StaticcheckVersion} {
+	for name, want := range map[string]string{"VERSION": codegenimage.Version, "STATICCHECK_VERSION": StaticcheckVersion, "GOPLS_VERSION": GoplsVersion} {
 		m := regexp.MustCompile(`(?m)^` + name + `\s*\??:?=\s*(\S+)`).FindSubmatch(mk)
 		if m == nil || string(m[1]) != want {
 			t.Errorf("the Makefile's %s is %q, want %q", name, m, want)

@@ -73,26 +73,38 @@ func buildSandboxd(ctx context.Context, moduleDir, cacheDir, version string) (st
 	return out, nil
 }
 
-// installStaticcheck installs StaticcheckVersion into cacheDir, once per
-// Go toolchain (staticcheck must understand the Go it checks), and returns
-// its path.
-func installStaticcheck(ctx context.Context, cacheDir string, tc toolchain) (string, error) {
-	out := filepath.Join(cacheDir, "staticcheck-"+StaticcheckVersion+"-"+tc.version)
+// goTool is a Go program the image carries, built on the host at a
+// pinned version.
+type goTool struct {
+	name    string // the binary's name
+	pkg     string // the package go install builds
+	version string
+}
+
+var (
+	staticcheckTool = goTool{"staticcheck", "honnef.co/go/tools/cmd/staticcheck", StaticcheckVersion}
+	goplsTool       = goTool{"gopls", "golang.org/x/tools/gopls", GoplsVersion}
+)
+
+// install installs the tool into cacheDir, once per Go toolchain (both
+// must understand the Go they read), and returns its path.
+func (g goTool) install(ctx context.Context, cacheDir string, tc toolchain) (string, error) {
+	out := filepath.Join(cacheDir, g.name+"-"+g.version+"-"+tc.version)
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
 	gobin, err := os.MkdirTemp(cacheDir, "gobin-")
 	if err != nil {
-		return "", fmt.Errorf("installing staticcheck: %w", err)
+		return "", fmt.Errorf("installing %s: %w", g.name, err)
 	}
 	defer os.RemoveAll(gobin)
 	_, err = goCommand(ctx, os.TempDir(), []string{"GOBIN=" + gobin}, "install", "-trimpath",
-		"-ldflags", "-s -w", "honnef.co/go/tools/cmd/staticcheck@"+StaticcheckVersion)
+		"-ldflags", "-s -w", g.pkg+"@"+g.version)
 	if err != nil {
-		return "", fmt.Errorf("installing staticcheck: %w", err)
+		return "", fmt.Errorf("installing %s: %w", g.name, err)
 	}
-	if err := os.Rename(filepath.Join(gobin, "staticcheck"), out); err != nil {
-		return "", fmt.Errorf("installing staticcheck: %w", err)
+	if err := os.Rename(filepath.Join(gobin, g.name), out); err != nil {
+		return "", fmt.Errorf("installing %s: %w", g.name, err)
 	}
 	return out, nil
 }

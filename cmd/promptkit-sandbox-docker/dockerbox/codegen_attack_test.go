@@ -18,7 +18,10 @@ import (
 // and it hands edit_function_body 60 KB of nested blocks, which once
 // had gofmt take gigabytes and the container's memory limit kill
 // sandboxd. The timeout answers, KillShell returns, nothing of either
-// call is left, and sandboxd goes on answering.
+// call is left, and sandboxd goes on answering. A later call sees an
+// earlier call's background process but cannot read its environment
+// (each call is a Landlock domain of its own: Docker's default seccomp
+// profile allows it).
 func TestCodegenRealImageAttacks(t *testing.T) {
 	image := realImage(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -73,6 +76,16 @@ func TestCodegenRealImageAttacks(t *testing.T) {
 	if n := left(".2"); n != "0" {
 		t.Errorf("%s processes of the killed shell left", n)
 	}
+
+	const canary = "ENV_CANARY_5e0c2a"
+	out = mcptest.CallText(t, cs, "Bash", map[string]any{"command": "export HELD=" + canary + "; exec sleep 302", "run_in_background": true})
+	id = strings.TrimPrefix(out, "Started background shell ")
+	dump := mcptest.CallText(t, cs, "Bash", map[string]any{"command": `until grep -qsx sleep /proc/[0-9]*/comm; do sleep 0.05; done; echo seen; ` +
+		`for f in /proc/[0-9]*/environ; do tr '\0' '\n' 2>/dev/null <$f; done | grep -c ` + canary + ` || true`})
+	if dump = strings.TrimSpace(dump); dump != "seen\n0" {
+		t.Errorf("a later call reading an earlier call's environment: %q, want %q", dump, "seen\n0")
+	}
+	mcptest.CallText(t, cs, "KillShell", map[string]any{"shell_id": id})
 
 	src := "package p\n\nfunc F() {}\n"
 	mcptest.CallText(t, cs, "Write", map[string]any{"file_path": "p.go", "content": src})

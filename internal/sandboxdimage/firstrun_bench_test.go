@@ -2,16 +2,12 @@ package sandboxdimage
 
 import (
 	"context"
-	"os/exec"
+	"io"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
 	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
-	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
 )
 
 // BenchmarkFirstRunTests times what an agent meets first in a fresh
@@ -52,17 +48,8 @@ func benchImage(b *testing.B) string {
 
 func firstRunTests(b *testing.B, ref string, env []string) {
 	_, run := workspace(b)
-	label := dockertest.UniqueLabel(b)
-	args := append([]string{"run", "-i", "--rm", "--label", label}, run.Args()...)
-	args = append(append(args, env...), ref, "--stdio", "--workspace", codegenimage.WorkspaceDir, "--log-level", "warn")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command("docker", args...), TerminateDuration: 10 * time.Second}, nil)
-	if err != nil {
-		b.Fatalf("initialize: %v", err)
-	}
-	defer cs.Close()
+	cs := stdioSandbox(b, ref, run, env, "warn", io.Discard)
+	defer cs.Close() // each iteration's container ends with it
 	for name, content := range map[string]string{
 		"go.mod":       "module example.com/tiny\n\ngo 1.24\n",
 		"tiny.go":      "package tiny\n\nimport \"fmt\"\n\n// Hello greets.\nfunc Hello(name string) string { return fmt.Sprintf(\"hello, %s\", name) }\n",

@@ -3,15 +3,12 @@ package sandboxdimage
 import (
 	"context"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
 	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
@@ -172,19 +169,9 @@ func TestProfile(t *testing.T) {
 func TestMCPOverStdio(t *testing.T) {
 	ref := image(t)
 	_, run := workspace(t)
-	label := dockertest.UniqueLabel(t)
-	args := append([]string{"run", "-i", "--rm", "--label", label}, run.Args()...)
-	args = append(args, ref, "--stdio", "--workspace", codegenimage.WorkspaceDir, "--log-level", "warn")
-	cmd := exec.Command("docker", args...)
-	cmd.Stderr = testLog{t}
-
+	cs := stdioSandbox(t, ref, run, nil, "warn", testLog{t})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "image-test", Version: "0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
-	if err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
 	if info := cs.InitializeResult().ServerInfo; info == nil || info.Name != "sandboxd" {
 		t.Errorf("server: %+v", info)
 	}
@@ -221,8 +208,4 @@ func TestMCPOverStdio(t *testing.T) {
 	if got := mcptest.CallText(t, cs, "run_lint", map[string]any{}); !strings.Contains(got, "no findings") || strings.Contains(got, "not installed") {
 		t.Errorf("run_lint (go vet and staticcheck, both installed): %q", got)
 	}
-	if err := cs.Close(); err != nil {
-		t.Logf("close: %v", err)
-	}
-	dockertest.AssertNoContainers(t, label)
 }

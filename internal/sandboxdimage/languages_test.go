@@ -1,18 +1,12 @@
 package sandboxdimage
 
 import (
-	"context"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
 	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
-	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
 )
 
 // watchedLog is a test log that also says when a line holding a given
@@ -43,26 +37,8 @@ func (l *watchedLog) Write(p []byte) (int, error) {
 func TestGoToolsInside(t *testing.T) {
 	ref := image(t)
 	_, run := workspace(t)
-	label := dockertest.UniqueLabel(t)
-	args := append([]string{"run", "-i", "--rm", "--label", label}, run.Args()...)
-	args = append(args, ref, "--stdio", "--workspace", codegenimage.WorkspaceDir, "--log-level", "info")
-	cmd := exec.Command("docker", args...)
 	seeded := make(chan struct{})
-	cmd.Stderr = &watchedLog{t: t, want: "seeded the Go build cache", seen: seeded}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "image-test", Version: "0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
-	if err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	defer func() {
-		if err := cs.Close(); err != nil {
-			t.Logf("close: %v", err)
-		}
-		dockertest.AssertNoContainers(t, label)
-	}()
+	cs := stdioSandbox(t, ref, run, nil, "info", &watchedLog{t: t, want: "seeded the Go build cache", seen: seeded})
 	select {
 	case <-seeded:
 	case <-time.After(2 * time.Minute):

@@ -241,9 +241,11 @@ func (b *codegenBox) Teardown(ctx context.Context) error { return b.teardown(ctx
 // Dead makes a box a provision.Mortal: its container may exit by itself.
 func (b *codegenBox) Dead() string { return b.ctr.dead() }
 
-// Release removes the sandbox's container and private directory.
-func (p *CodegenProvider) Release(ctx context.Context, id string) error {
-	return p.boxes.Release(ctx, id)
+// Release removes the sandbox's container and private directory, and
+// its cache volume unless that is kept for the workspace (`cache:
+// workspace`) and opts.Purge is false.
+func (p *CodegenProvider) Release(ctx context.Context, id string, opts plugin.ReleaseOptions) error {
+	return p.boxes.Release(ctx, id, opts)
 }
 
 // List returns the sandboxes held, without their tokens.

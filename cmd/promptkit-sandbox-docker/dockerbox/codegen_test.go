@@ -36,6 +36,9 @@ func newTestProvider(t testing.TB) (*CodegenProvider, string) {
 		if err := p.Close(); err != nil {
 			t.Errorf("provider Close: %v", err)
 		}
+		// Workspaces of the test live under its temporary root; the
+		// cache volumes a workspace keeps past Release go with them.
+		removeCacheVolumesUnder(t, filepath.Dir(filepath.Dir(root)))
 	})
 	return p, root
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -128,4 +129,47 @@ func (v *cacheVolume) remove(ctx context.Context) error {
 	default:
 		return fmt.Errorf("%s: remove cache volume %s: %w", CodegenMode, v.name, err)
 	}
+}
+
+// RemoveStaleCacheVolumes removes the `cache: sandbox` volumes a plugin
+// process on this machine made and left behind when it died (the
+// engine's AutoRemove takes anonymous volumes only): those labelled
+// LabelCache=sandbox, with LabelHost naming this machine and LabelPID a
+// process that no longer exists. Run it after RemoveStale, which removes
+// the containers that mounted them. Volumes kept for a workspace carry
+// no PID and are never judged. It returns the names it removed.
+func RemoveStaleCacheVolumes(ctx context.Context) ([]string, error) {
+	cli, err := newClient()
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	return removeStaleCacheVolumes(ctx, cli, processExists)
+}
+
+func removeStaleCacheVolumes(ctx context.Context, cli *client.Client, alive func(pid int) bool) ([]string, error) {
+	list, err := cli.VolumeList(ctx, client.VolumeListOptions{
+		Filters: make(client.Filters).Add("label", LabelPlugin+"="+PluginName).Add("label", LabelHost+"="+hostname()).
+			Add("label", LabelKind+"="+KindCache).Add("label", LabelCache+"="+cacheSandbox),
+	})
+	if err != nil {
+		if isConnErr(err) {
+			return nil, unreachable(cli, err)
+		}
+		return nil, fmt.Errorf("list cache volumes: %w", err)
+	}
+	var removed []string
+	var errs []error
+	for _, v := range list.Items {
+		pid, err := strconv.Atoi(v.Labels[LabelPID])
+		if err != nil || pid <= 0 || alive(pid) {
+			continue
+		}
+		if err := (&cacheVolume{cli: cli, name: v.Name}).remove(ctx); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, v.Name)
+	}
+	return removed, errors.Join(errs...)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -213,5 +214,47 @@ func TestCodegenCacheSandboxAndNone(t *testing.T) {
 	}
 	if err := p.Release(ctx, got.ID, plugin.ReleaseOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRemoveStaleCacheVolumes: a per-sandbox cache volume whose plugin
+// process is dead goes; one of a live process, of another host, or kept
+// for a workspace (no PID) stays.
+func TestRemoveStaleCacheVolumes(t *testing.T) {
+	busyboxImage(t) // Docker is required
+	self := os.Getpid()
+	alive := func(pid int) bool { return pid != self && processExists(pid) }
+	ws := filepath.Join(t.TempDir(), "ws")
+	t.Cleanup(func() { removeCacheVolumesUnder(t, filepath.Dir(ws)) })
+	create := func(suffix string, extra ...string) string {
+		name := cacheVolumeName(ws, cacheWorkspace, "") + suffix
+		args := []string{"volume", "create", "--label", LabelPlugin + "=" + PluginName, "--label", LabelKind + "=" + KindCache,
+			"--label", LabelWorkspace + "=" + ws}
+		for _, e := range extra {
+			args = append(args, "--label", e)
+		}
+		return docker(t, append(args, name)...)
+	}
+	stale := create("-stale", LabelCache+"=sandbox", LabelHost+"="+hostname(), LabelPID+"="+itoa(self))
+	live := create("-live", LabelCache+"=sandbox", LabelHost+"="+hostname(), LabelPID+"=1")
+	other := create("-other", LabelCache+"=sandbox", LabelHost+"=some-other-host", LabelPID+"="+itoa(self))
+	kept := create("", LabelCache+"=workspace", LabelHost+"="+hostname())
+
+	cli, err := newClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	removed, err := removeStaleCacheVolumes(ctxTimeout(t, time.Minute), cli, alive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 1 || removed[0] != stale {
+		t.Errorf("removed %q, want [%s]", removed, stale)
+	}
+	left := cacheVolumesOf(t, ws)
+	slices.Sort(left)
+	if want := []string{kept, live, other}; !slices.Equal(left, want) {
+		t.Errorf("left %q, want %q", left, want)
 	}
 }

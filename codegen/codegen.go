@@ -176,7 +176,7 @@ func (s *Sandbox) Close() error {
 	s.stopOnce.Do(func() { close(s.closed) })
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	err := s.host.Release(ctx, s.ID)
+	err := s.host.Release(ctx, s.ID, plugin.ReleaseOptions{})
 	if errors.Is(err, plugin.ErrNotProvisioned) || errors.Is(err, plugin.ErrConnection) {
 		// Reaped idle; or the plugin is gone or stopping (a SIGTERM to
 		// the process group reaches it too), and it releases what it

@@ -25,10 +25,20 @@ type Provider interface {
 	// of no kind is the configuration's fault.
 	Provision(ctx context.Context, spec ProvisionSpec) (Provisioned, error)
 	// Release stops the sandbox id and removes what was made for it; an
-	// id it does not hold is ErrNotProvisioned.
-	Release(ctx context.Context, id string) error
+	// id it does not hold is ErrNotProvisioned. opts.Purge also removes
+	// what the provider keeps for the workspace's next sandbox.
+	Release(ctx context.Context, id string, opts ReleaseOptions) error
 	// List returns the sandboxes provisioned and not yet released.
 	List(ctx context.Context) ([]Provisioned, error)
+}
+
+// ReleaseOptions qualify a Release.
+type ReleaseOptions struct {
+	// Purge also removes what a provider keeps beyond the sandbox's life
+	// so that the workspace's next sandbox starts warm (docker_codegen's
+	// build cache volume of `cache: workspace`). A provider that keeps
+	// nothing ignores it.
+	Purge bool
 }
 
 // ProvisionSpec is what a provider is asked for.

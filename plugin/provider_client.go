@@ -66,13 +66,13 @@ func (c *Client) Provision(ctx context.Context, spec ProvisionSpec, timeout time
 
 // Release stops a sandbox the plugin provisioned. An id it does not hold
 // is ErrNotProvisioned.
-func (c *Client) Release(ctx context.Context, id string) error {
+func (c *Client) Release(ctx context.Context, id string, opts ReleaseOptions) error {
 	if err := c.exited(); err != nil {
 		return err
 	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
-	if _, err := c.prov.Release(ctx, &sandboxpb.ReleaseRequest{Id: id}); err != nil {
+	if _, err := c.prov.Release(ctx, &sandboxpb.ReleaseRequest{Id: id, Purge: opts.Purge}); err != nil {
 		return c.providerError(ctx, "release "+id, err)
 	}
 	return nil

@@ -110,7 +110,7 @@ func (ps *providerServer) Release(ctx context.Context, req *sandboxpb.ReleaseReq
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "plugin %s: %v: %q", s.name, ErrNotProvisioned, req.GetId())
 	}
-	err := pr.Release(ctx, req.GetId())
+	err := pr.Release(ctx, req.GetId(), ReleaseOptions{Purge: req.GetPurge()})
 	if err != nil && !errors.Is(err, ErrNotProvisioned) {
 		return nil, releaseStatus(err)
 	}

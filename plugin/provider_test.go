@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ type fakeProvider struct {
 	held   map[string]Provisioned
 	n      int
 	closed bool
+	purged []string // ids released with Purge
 }
 
 func (f *fakeProvider) Check(_ string, cfg map[string]any) error {
@@ -47,13 +49,16 @@ func (f *fakeProvider) Provision(_ context.Context, spec ProvisionSpec) (Provisi
 	return p, nil
 }
 
-func (f *fakeProvider) Release(_ context.Context, id string) error {
+func (f *fakeProvider) Release(_ context.Context, id string, opts ReleaseOptions) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.held[id]; !ok {
 		return ErrNotProvisioned
 	}
 	delete(f.held, id)
+	if opts.Purge {
+		f.purged = append(f.purged, id)
+	}
 	return nil
 }
 
@@ -152,11 +157,26 @@ func TestProviderService(t *testing.T) {
 		t.Error("Open of a provider mode did not check its config")
 	}
 
-	if err := client.Release(ctx, p.ID); err != nil {
+	if err := client.Release(ctx, p.ID, ReleaseOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := client.Release(ctx, p.ID); !errors.Is(err, ErrNotProvisioned) {
+	if err := client.Release(ctx, p.ID, ReleaseOptions{}); !errors.Is(err, ErrNotProvisioned) {
 		t.Errorf("second release: %v", err)
+	}
+	// Purge crosses the wire: the provider sees it on the id it was
+	// asked for, and only there.
+	q, err := client.Provision(ctx, ProvisionSpec{Name: "code", Mode: "fake_codegen", Config: map[string]any{"image": "x"}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Release(ctx, q.ID, ReleaseOptions{Purge: true}); err != nil {
+		t.Fatal(err)
+	}
+	fp.mu.Lock()
+	purged := slices.Clone(fp.purged)
+	fp.mu.Unlock()
+	if !slices.Equal(purged, []string{q.ID}) {
+		t.Errorf("purged %q, want [%s]", purged, q.ID)
 	}
 	if _, err := client.Provision(ctx, ProvisionSpec{Name: "code", Mode: "fake_codegen", Config: map[string]any{"image": "x"}}, 0); err != nil {
 		t.Fatal(err)
@@ -183,7 +203,7 @@ func TestProviderOldPlugin(t *testing.T) {
 	if _, err := h.client.List(ctx); !errors.Is(err, ErrNoProviderService) {
 		t.Errorf("List: %v", err)
 	}
-	if err := h.client.Release(ctx, "x"); !errors.Is(err, ErrNoProviderService) {
+	if err := h.client.Release(ctx, "x", ReleaseOptions{}); !errors.Is(err, ErrNoProviderService) {
 		t.Errorf("Release: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -49,6 +50,13 @@ func newCodegenSetup(t *testing.T) codegenSetup {
 	if err := os.Chown(ws, 65532, 65532); err != nil {
 		t.Skipf("cannot chown the workspace to the image's user: %v", err)
 	}
+	// The workspace's cache volume outlives its sandboxes by design;
+	// not the test.
+	t.Cleanup(func() {
+		for _, v := range cacheVolumesOf(t, ws) {
+			_ = exec.Command("docker", "volume", "rm", "-f", v).Run()
+		}
+	})
 	cfg := filepath.Join(dir, "runtime.yaml")
 	body := "spec:\n  sandboxes:\n    code:\n      mode: docker_codegen\n      image: " + image +
 		"\n      workspace: ./repo\n      network: none\n      memory: 512m\n      cpus: 1\n      idle_timeout: 30m\n"
@@ -302,6 +310,27 @@ func TestCodegenThroughServe(t *testing.T) {
 	if code := exitCode(s.command("codegen", "down", r.ID).Run()); code != 2 {
 		t.Errorf("second down exited %d, want 2", code)
 	}
+	// down keeps the workspace's cache volume for its next sandbox;
+	// down --purge removes it.
+	vol := r.Details["cache_volume"]
+	if got := cacheVolumesOf(t, s.workspace); vol == "" || !slices.Equal(got, []string{vol}) {
+		t.Fatalf("cache volumes after down: %q; want [%s]", got, vol)
+	}
+	out, err = s.command("codegen", "up", "--config", s.cfg, "--sandbox", "code", "--json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out, &r); err != nil || r.Details["cache_volume"] != vol {
+		t.Fatalf("second up: %v, cache volume %q, want %s", err, r.Details["cache_volume"], vol)
+	}
+	purge := s.command("codegen", "down", r.ID, "--purge")
+	purge.Stderr = os.Stderr
+	if err := purge.Run(); err != nil {
+		t.Fatalf("codegen down --purge: %v", err)
+	}
+	if got := cacheVolumesOf(t, s.workspace); len(got) != 0 {
+		t.Errorf("cache volumes after down --purge: %q", got)
+	}
 
 	// A sandbox still held when serve stops goes with it.
 	out, err = s.command("codegen", "up", "--config", s.cfg, "--sandbox", "code", "--json").Output()
@@ -316,6 +345,21 @@ func TestCodegenThroughServe(t *testing.T) {
 	}
 	_ = serve.Wait()
 	waitGone(t, r.ID, 10*time.Second)
+}
+
+// cacheVolumesOf lists the docker_codegen cache volumes labelled for
+// workspace (resolved, as the provider labels it).
+func cacheVolumesOf(t *testing.T, workspace string) []string {
+	t.Helper()
+	if real, err := filepath.EvalSymlinks(workspace); err == nil {
+		workspace = real
+	}
+	out, err := exec.Command("docker", "volume", "ls", "-q", "--filter", "label="+dockerbox.LabelKind+"="+dockerbox.KindCache,
+		"--filter", "label="+dockerbox.LabelWorkspace+"="+workspace).Output()
+	if err != nil {
+		t.Fatalf("docker volume ls: %v", err)
+	}
+	return strings.Fields(string(out))
 }
 
 func exitCode(err error) int {

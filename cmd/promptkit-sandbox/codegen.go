@@ -324,12 +324,13 @@ func (e *cliEnv) codegenDown(args []string) int {
 	var common commonFlags
 	fs := newFlagSet("codegen down", e.stderr, &common)
 	socket := fs.String("socket", "", "the serve holding the sandbox (default: $"+envServeSocket+", else "+defaultSocket()+")")
+	purge := fs.Bool("purge", false, "also remove what is kept for the workspace's next sandbox (docker_codegen: its build cache volume)")
 	ids, ok, code := parseInterspersed(fs, args)
 	if !ok {
 		return code
 	}
 	if len(ids) != 1 {
-		e.errorf("usage: promptkit-sandbox codegen down ID [--socket PATH]")
+		e.errorf("usage: promptkit-sandbox codegen down ID [--socket PATH] [--purge]")
 		return exitUsage
 	}
 	id := ids[0]
@@ -340,7 +341,7 @@ func (e *cliEnv) codegenDown(args []string) int {
 		return code
 	}
 	defer done()
-	if err := client.Release(ctx, id); err != nil {
+	if err := client.Release(ctx, id, plugin.ReleaseOptions{Purge: *purge}); err != nil {
 		e.errorf("codegen down: serve on %s: %v", path, err)
 		if errors.Is(err, plugin.ErrNotProvisioned) {
 			return exitUsage

@@ -99,9 +99,10 @@ Commands:
              up returns; otherwise up holds it until Ctrl-C, which releases it.
   codegen ls [--socket PATH] [--json]
              List the sandboxes the serve holds (no tokens).
-  codegen down ID [--socket PATH]
+  codegen down ID [--socket PATH] [--purge]
              Release a sandbox the serve holds: its container and private
-             directory go; a workspace it was given stays.
+             directory go; a workspace it was given stays, and so does its
+             build cache volume unless --purge.
   version    Print the version.
 
 Every command accepts --log-level (trace, debug, info, warn, error; default

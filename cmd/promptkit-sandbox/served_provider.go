@@ -48,7 +48,9 @@ func (p *servedProvider) Provision(ctx context.Context, spec plugin.ProvisionSpe
 	return got, nil
 }
 
-func (p *servedProvider) Release(ctx context.Context, id string) error { return p.h.Release(ctx, id) }
+func (p *servedProvider) Release(ctx context.Context, id string, opts plugin.ReleaseOptions) error {
+	return p.h.Release(ctx, id, opts)
+}
 
 func (p *servedProvider) List(ctx context.Context) ([]plugin.Provisioned, error) {
 	all, err := p.h.List(ctx)

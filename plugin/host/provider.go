@@ -82,7 +82,7 @@ func isProvider(modes []plugin.ModeInfo, mode string) bool {
 
 // Release releases a sandbox this host provisioned. An id it does not
 // know is plugin.ErrNotProvisioned.
-func (h *Host) Release(ctx context.Context, id string) error {
+func (h *Host) Release(ctx context.Context, id string, opts plugin.ReleaseOptions) error {
 	h.mu.Lock()
 	inst, ok := h.provisioned[id]
 	h.mu.Unlock()
@@ -93,7 +93,7 @@ func (h *Host) Release(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("release %s: %w", id, err)
 	}
-	if err := rpc.Release(ctx, id); err != nil {
+	if err := rpc.Release(ctx, id, opts); err != nil {
 		return err
 	}
 	h.mu.Lock()

@@ -67,9 +67,16 @@ func (h *Holder) Add(b Box) error {
 	return nil
 }
 
-// Release tears the box id down; an id it does not hold is
-// plugin.ErrNotProvisioned.
-func (h *Holder) Release(ctx context.Context, id string) error {
+// Purger is a Box that keeps something beyond its Teardown for the
+// workspace's next sandbox (a build cache); Purge removes it, after
+// Teardown, on a Release with Purge.
+type Purger interface {
+	Purge(ctx context.Context) error
+}
+
+// Release tears the box id down, and with opts.Purge a Purger's kept
+// state too; an id it does not hold is plugin.ErrNotProvisioned.
+func (h *Holder) Release(ctx context.Context, id string, opts plugin.ReleaseOptions) error {
 	h.mu.Lock()
 	b, ok := h.boxes[id]
 	delete(h.boxes, id)
@@ -79,6 +86,9 @@ func (h *Holder) Release(ctx context.Context, id string) error {
 	}
 	start := time.Now()
 	err := b.Teardown(ctx)
+	if p, ok := b.(Purger); ok && opts.Purge {
+		err = errors.Join(err, p.Purge(ctx))
+	}
 	h.log.Debug("codegen sandbox released", "id", id, "elapsed", time.Since(start))
 	return err
 }
@@ -158,7 +168,7 @@ func (h *Holder) reapIdle() {
 	h.mu.Unlock()
 	for _, id := range idle {
 		h.log.Info("releasing an idle codegen sandbox", "id", id)
-		if err := h.Release(context.Background(), id); err != nil && !errors.Is(err, plugin.ErrNotProvisioned) {
+		if err := h.Release(context.Background(), id, plugin.ReleaseOptions{}); err != nil && !errors.Is(err, plugin.ErrNotProvisioned) {
 			h.log.Warn("releasing an idle codegen sandbox", "id", id, "error", err)
 		}
 	}

@@ -39,10 +39,10 @@ func TestHolderListsReleasesAndCloses(t *testing.T) {
 	if len(list) != 2 || list[0].Token != "" || list[1].Token != "" {
 		t.Fatalf("List: %+v (want two, no tokens)", list)
 	}
-	if err := h.Release(context.Background(), "a"); err != nil || a.tornDown.Load() != 1 {
+	if err := h.Release(context.Background(), "a", plugin.ReleaseOptions{}); err != nil || a.tornDown.Load() != 1 {
 		t.Fatalf("Release: %v, torn down %d times", err, a.tornDown.Load())
 	}
-	if err := h.Release(context.Background(), "a"); !errors.Is(err, plugin.ErrNotProvisioned) {
+	if err := h.Release(context.Background(), "a", plugin.ReleaseOptions{}); !errors.Is(err, plugin.ErrNotProvisioned) {
 		t.Fatalf("second Release: %v, want ErrNotProvisioned", err)
 	}
 	if err := h.Close(); err != nil || b.tornDown.Load() != 1 || a.tornDown.Load() != 1 {
@@ -51,6 +51,40 @@ func TestHolderListsReleasesAndCloses(t *testing.T) {
 	c := &fakeBox{id: "c"}
 	if err := h.Add(c); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Add after Close: %v, want ErrClosed", err)
+	}
+}
+
+// purgeBox keeps something past its teardown.
+type purgeBox struct {
+	fakeBox
+	purged atomic.Int32
+}
+
+func (b *purgeBox) Purge(context.Context) error {
+	if b.tornDown.Load() != 1 {
+		return errors.New("purged before its teardown")
+	}
+	b.purged.Add(1)
+	return nil
+}
+
+func TestHolderPurgesOnlyWhenAsked(t *testing.T) {
+	h := NewHolder(nil)
+	defer h.Close()
+	kept, gone := &purgeBox{fakeBox: fakeBox{id: "kept", timeout: time.Hour}}, &purgeBox{fakeBox: fakeBox{id: "gone", timeout: time.Hour}}
+	for _, b := range []*purgeBox{kept, gone} {
+		if err := h.Add(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.Release(context.Background(), "kept", plugin.ReleaseOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Release(context.Background(), "gone", plugin.ReleaseOptions{Purge: true}); err != nil {
+		t.Fatal(err)
+	}
+	if kept.purged.Load() != 0 || gone.purged.Load() != 1 || gone.tornDown.Load() != 1 {
+		t.Fatalf("purged: kept %d, gone %d times (want 0, 1); gone torn down %d", kept.purged.Load(), gone.purged.Load(), gone.tornDown.Load())
 	}
 }
 

@@ -55,6 +55,12 @@ const (
 	// TmpDir is the only writable place besides the workspace: HOME, the
 	// Go build and module caches and XDG_CACHE_HOME point into it.
 	TmpDir = "/tmp"
+	// CacheDir is an empty directory in the image, mode 1777, for a
+	// volume a provider mounts over it to keep the Go build and module
+	// caches past one container. Docker copies a new, empty named
+	// volume's ownership and mode from it, so any user the container
+	// runs as can write the volume.
+	CacheDir = "/cache"
 )
 
 // Hardening defaults.

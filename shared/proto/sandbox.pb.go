@@ -1252,8 +1252,12 @@ func (x *Provisioned) GetDetails() map[string]string {
 }
 
 type ReleaseRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// purge also removes what the provider keeps beyond the sandbox's
+	// life for its workspace's next sandbox (docker_codegen: the
+	// workspace's build cache volume).
+	Purge         bool `protobuf:"varint,2,opt,name=purge,proto3" json:"purge,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1293,6 +1297,13 @@ func (x *ReleaseRequest) GetId() string {
 		return x.Id
 	}
 	return ""
+}
+
+func (x *ReleaseRequest) GetPurge() bool {
+	if x != nil {
+		return x.Purge
+	}
+	return false
 }
 
 type ReleaseResponse struct {
@@ -1497,9 +1508,10 @@ const file_sandbox_proto_rawDesc = "" +
 	"\adetails\x18\b \x03(\v2..promptkit.sandbox.v1.Provisioned.DetailsEntryR\adetails\x1a:\n" +
 	"\fDetailsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\" \n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"6\n" +
 	"\x0eReleaseRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\x11\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05purge\x18\x02 \x01(\bR\x05purge\"\x11\n" +
 	"\x0fReleaseResponse\"\r\n" +
 	"\vListRequest\"O\n" +
 	"\fListResponse\x12?\n" +

@@ -67,6 +67,8 @@ type codegenBox struct {
 	relay   *tracing.Relay
 	ctr     *codegenContainer
 	dir     *privateDir
+	// cache is the build cache volume; nil with cache: none.
+	cache *cacheVolume
 }
 
 // Check validates a docker_codegen configuration.
@@ -145,6 +147,17 @@ func (p *CodegenProvider) Provision(ctx context.Context, spec plugin.ProvisionSp
 	if err := set.resolveUser(workspace, p.hard); err != nil {
 		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
 	}
+	if set.cache != cacheNone {
+		scope := set.cache
+		if b.dir.workspace != "" {
+			// A workspace made for this sandbox goes with it, and
+			// nothing could find its cache again.
+			scope = cacheSandbox
+		}
+		if b.cache, err = makeCacheVolume(ctx, cli, workspace, scope, id); err != nil {
+			return plugin.Provisioned{}, err
+		}
+	}
 	token, err := b.dir.writeToken()
 	if err == nil {
 		err = b.dir.handTo(set.uid, set.gid)
@@ -163,7 +176,7 @@ func (p *CodegenProvider) Provision(ctx context.Context, spec plugin.ProvisionSp
 		}
 		details["metrics"] = "http://" + b.metrics.Addr() + "/metrics"
 	}
-	cs := codegenSpec{sandboxID: id, name: spec.Name, set: set, dir: b.dir, workspace: workspace, hard: p.hard}
+	cs := codegenSpec{sandboxID: id, name: spec.Name, set: set, dir: b.dir, workspace: workspace, hard: p.hard, cache: b.cache}
 	if collector := tracing.ExportURL(p.getenv); collector != "" {
 		if b.relay, err = tracing.NewRelay(b.dir.run+"/"+otlpSocketName, collector); err != nil {
 			return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
@@ -186,7 +199,11 @@ func (p *CodegenProvider) Provision(ctx context.Context, spec plugin.ProvisionSp
 		"user":         strconv.Itoa(set.uid) + ":" + strconv.Itoa(set.gid),
 		"idle_timeout": set.idle.String(),
 		"workspace_by": map[bool]string{true: "provider", false: "user"}[b.dir.workspace != ""],
+		"cache":        cacheNone,
 	})
+	if b.cache != nil {
+		details["cache"], details["cache_volume"] = b.cache.scope, b.cache.name
+	}
 	if err := p.boxes.Add(b); err != nil {
 		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
 	}
@@ -206,7 +223,8 @@ func newSandboxID() string {
 // the container's removal, which an engine can take seconds over: a
 // plugin killed while it waits (its host gives it 2 s) has left nothing
 // the engine will not finish removing. A workspace it was given is left
-// alone.
+// alone, and so is a cache volume of the workspace (see Purge); one of
+// the sandbox goes once the container has.
 func (b *codegenBox) teardown(ctx context.Context) error {
 	if b.fwd != nil {
 		b.fwd.Close()
@@ -229,7 +247,20 @@ func (b *codegenBox) teardown(ctx context.Context) error {
 	if b.ctr != nil {
 		b.ctr.remove(ctx)
 	}
+	if b.cache != nil && b.cache.scope == cacheSandbox {
+		err = errors.Join(err, b.cache.remove(ctx))
+	}
 	return err
+}
+
+// Purge makes a box a provision.Purger: a Release with Purge removes the
+// workspace's cache volume too, after the teardown has removed the
+// container that mounted it.
+func (b *codegenBox) Purge(ctx context.Context) error {
+	if b.cache == nil || b.cache.scope != cacheWorkspace {
+		return nil
+	}
+	return b.cache.remove(ctx)
 }
 
 // Info, IdleSince and IdleTimeout make a box a provision.Box.
@@ -241,9 +272,11 @@ func (b *codegenBox) Teardown(ctx context.Context) error { return b.teardown(ctx
 // Dead makes a box a provision.Mortal: its container may exit by itself.
 func (b *codegenBox) Dead() string { return b.ctr.dead() }
 
-// Release removes the sandbox's container and private directory.
-func (p *CodegenProvider) Release(ctx context.Context, id string) error {
-	return p.boxes.Release(ctx, id)
+// Release removes the sandbox's container and private directory, and
+// its cache volume unless that is kept for the workspace (`cache:
+// workspace`) and opts.Purge is false.
+func (p *CodegenProvider) Release(ctx context.Context, id string, opts plugin.ReleaseOptions) error {
+	return p.boxes.Release(ctx, id, opts)
 }
 
 // List returns the sandboxes held, without their tokens.

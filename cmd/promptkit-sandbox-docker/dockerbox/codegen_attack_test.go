@@ -33,7 +33,7 @@ func TestCodegenRealImageAttacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = p.Release(context.Background(), got.ID) })
+	t.Cleanup(func() { _ = p.Release(context.Background(), got.ID, plugin.ReleaseOptions{}) })
 	cs := mcptest.Connect(t, got.Endpoint, got.Token)
 
 	// Each call's processes carry a marker of their own in their

@@ -54,7 +54,7 @@ func TestCodegenCancelLeavesNothing(t *testing.T) {
 		took := time.Since(start)
 		if err == nil {
 			t.Logf("%s after %v: provisioned (in %v); releasing it and stopping", how, d, took.Round(time.Millisecond))
-			if err := p.Release(context.Background(), got.ID); err != nil {
+			if err := p.Release(context.Background(), got.ID, plugin.ReleaseOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if left := ours(); len(left) > 0 {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -124,6 +125,7 @@ type codegenConfig struct {
 	User        string            `json:"user"`
 	IdleTimeout *sandbox.Duration `json:"idle_timeout"`
 	Metrics     bool              `json:"metrics"`
+	Cache       *string           `json:"cache"`
 }
 
 // codegenSettings is a validated docker_codegen configuration.
@@ -136,7 +138,8 @@ type codegenSettings struct {
 	pidsLimit int64
 	uid, gid  int // -1: decided from the workspace (see resolveUser)
 	idle      time.Duration
-	metrics   bool // serve sandboxd's /metrics on a loopback port
+	metrics   bool   // serve sandboxd's /metrics on a loopback port
+	cache     string // cacheWorkspace, cacheSandbox or cacheNone
 }
 
 func parseCodegenConfig(cfg map[string]any, h Hardening) (codegenSettings, error) {
@@ -197,6 +200,12 @@ func parseCodegenConfig(cfg map[string]any, h Hardening) (codegenSettings, error
 		add(keyErr("idle_timeout", "%v", err))
 	}
 	s.metrics = c.Metrics
+	s.cache = cacheWorkspace
+	if c.Cache != nil {
+		if s.cache = *c.Cache; !slices.Contains(cacheValues, s.cache) {
+			add(keyErr("cache", "want one of %s (where the Go build and module caches live), got %q", strings.Join(cacheValues, ", "), s.cache))
+		}
+	}
 	return s, problems.Err()
 }
 

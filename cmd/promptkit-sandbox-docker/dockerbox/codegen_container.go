@@ -60,6 +60,9 @@ type codegenSpec struct {
 	// (TRACEPARENT); traces says its spans go out by the relay.
 	traceEnv []string
 	traces   bool
+	// cache, when set, is mounted at codegenimage.CacheDir and holds
+	// GOCACHE and GOMODCACHE.
+	cache *cacheVolume
 }
 
 func (s codegenSpec) config() (*container.Config, *container.HostConfig) {
@@ -104,6 +107,10 @@ func (s codegenSpec) config() (*container.Config, *container.HostConfig) {
 			NanoCPUs:  s.set.nanoCPUs,
 			PidsLimit: &pids,
 		},
+	}
+	if s.cache != nil {
+		host.Binds = append(host.Binds, s.cache.bind())
+		cfg.Env = append(cfg.Env, cacheEnv...)
 	}
 	return cfg, host
 }

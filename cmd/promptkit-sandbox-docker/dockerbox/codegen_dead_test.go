@@ -66,7 +66,7 @@ func TestCodegenDiesLater(t *testing.T) {
 	if st := state(); !strings.HasPrefix(st, provision.StateDead+"stopped; its output ended: ") || !strings.HasSuffix(st, "(exit code 137)") {
 		t.Errorf("state after the container's SIGKILL: %q, want dead with exit code 137", st)
 	}
-	if err := p.Release(context.Background(), got.ID); err != nil {
+	if err := p.Release(context.Background(), got.ID, plugin.ReleaseOptions{}); err != nil {
 		t.Errorf("Release of a dead sandbox: %v", err)
 	}
 	assertNoContainers(t, name)

@@ -93,7 +93,7 @@ func TestCodegenRealImage(t *testing.T) {
 		}
 	}
 
-	if err := p.Release(ctx, got.ID); err != nil {
+	if err := p.Release(ctx, got.ID, plugin.ReleaseOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if left := containersNamed(t, name); len(left) > 0 {
@@ -176,7 +176,7 @@ func BenchmarkCodegenUp(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := p.Release(context.Background(), got.ID); err != nil {
+			if err := p.Release(context.Background(), got.ID, plugin.ReleaseOptions{}); err != nil {
 				b.Fatal(err)
 			}
 			b.StartTimer()

@@ -36,6 +36,9 @@ func newTestProvider(t testing.TB) (*CodegenProvider, string) {
 		if err := p.Close(); err != nil {
 			t.Errorf("provider Close: %v", err)
 		}
+		// Workspaces of the test live under its temporary root; the
+		// cache volumes a workspace keeps past Release go with them.
+		removeCacheVolumesUnder(t, filepath.Dir(filepath.Dir(root)))
 	})
 	return p, root
 }
@@ -157,7 +160,7 @@ func TestCodegenProvision(t *testing.T) {
 	}
 
 	start = time.Now()
-	if err := p.Release(ctx, got.ID); err != nil {
+	if err := p.Release(ctx, got.ID, plugin.ReleaseOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("released in %v", time.Since(start).Round(time.Millisecond))
@@ -173,7 +176,7 @@ func TestCodegenProvision(t *testing.T) {
 	if _, err := net.DialTimeout("tcp", u.Host, time.Second); err == nil {
 		t.Error("the endpoint still accepts connections after Release")
 	}
-	if err := p.Release(ctx, got.ID); !errors.Is(err, plugin.ErrNotProvisioned) {
+	if err := p.Release(ctx, got.ID, plugin.ReleaseOptions{}); !errors.Is(err, plugin.ErrNotProvisioned) {
 		t.Errorf("second Release: %v", err)
 	}
 }
@@ -192,7 +195,7 @@ func TestCodegenOwnWorkspace(t *testing.T) {
 	if got.Details["workspace_by"] != "provider" {
 		t.Errorf("details %v", got.Details)
 	}
-	if err := p.Release(context.Background(), got.ID); err != nil {
+	if err := p.Release(context.Background(), got.ID, plugin.ReleaseOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(got.Workspace); !errors.Is(err, os.ErrNotExist) {

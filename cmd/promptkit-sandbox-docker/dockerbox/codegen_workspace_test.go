@@ -122,7 +122,7 @@ func TestCodegenWorkspaceResolved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Release(context.Background(), got.ID)
+	defer p.Release(context.Background(), got.ID, plugin.ReleaseOptions{})
 	if got.Workspace != ws {
 		t.Errorf("Workspace %q, want the resolved %q", got.Workspace, ws)
 	}

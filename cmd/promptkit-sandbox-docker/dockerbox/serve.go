@@ -13,8 +13,9 @@ import (
 const staleTimeout = 30 * time.Second
 
 // ServeOpts describes the plugin to plugin.Serve, and starts the removal
-// of containers and codegen directories left behind by dead plugin
-// processes in the background (it logs what it removed).
+// of containers, codegen directories and per-sandbox cache volumes left
+// behind by dead plugin processes in the background (it logs what it
+// removed).
 func ServeOpts(version string) plugin.ServeOpts {
 	log := plugin.DefaultLogger()
 	if os.Getenv(plugin.Handshake.MagicCookieKey) == plugin.Handshake.MagicCookieValue || os.Getenv(plugin.EnvDebug) != "" {
@@ -27,6 +28,13 @@ func ServeOpts(version string) plugin.ServeOpts {
 			}
 			if err != nil {
 				log.Warn("stale container cleanup", "error", err)
+			}
+			vols, err := RemoveStaleCacheVolumes(ctx)
+			if len(vols) > 0 {
+				log.Info("removed cache volumes left by dead plugin processes", "count", len(vols), "volumes", vols)
+			}
+			if err != nil {
+				log.Warn("stale cache volume cleanup", "error", err)
 			}
 			dirs, err := removeStaleDirs(codegenRoot(), processExists)
 			if len(dirs) > 0 {

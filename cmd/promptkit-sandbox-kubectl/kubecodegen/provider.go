@@ -63,7 +63,11 @@ func (p *Provider) Check(_ string, cfg map[string]any) error {
 }
 
 // Release deletes the sandbox's objects and waits for its Pod to go.
-func (p *Provider) Release(ctx context.Context, id string) error { return p.boxes.Release(ctx, id) }
+// Nothing outlives a sandbox here, so opts.Purge has nothing more to
+// remove.
+func (p *Provider) Release(ctx context.Context, id string, opts plugin.ReleaseOptions) error {
+	return p.boxes.Release(ctx, id, opts)
+}
 
 // List returns the sandboxes held, without their tokens.
 func (p *Provider) List(context.Context) ([]plugin.Provisioned, error) { return p.boxes.List(), nil }

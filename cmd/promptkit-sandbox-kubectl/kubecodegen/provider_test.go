@@ -93,7 +93,7 @@ func TestProvisionOnTheRealCluster(t *testing.T) {
 		t.Errorf("List: %+v", list)
 	}
 
-	if err := p.Release(ctx, got.ID); err != nil {
+	if err := p.Release(ctx, got.ID, plugin.ReleaseOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if left := objectsOf(t, k, ns, got.ID); len(left) > 0 {
@@ -287,7 +287,7 @@ func TestKilledPluginsSandboxesAreSwept(t *testing.T) {
 		if out := mcptest.CallText(t, cs, "Bash", map[string]any{"command": "echo alive"}); strings.TrimSpace(out) != "alive" {
 			t.Errorf("sandbox %s after the sweep: %q", p.ID, out)
 		}
-		if err := live.Release(ctx, p.ID); err != nil {
+		if err := live.Release(ctx, p.ID, plugin.ReleaseOptions{}); err != nil {
 			t.Error(err)
 		}
 	}

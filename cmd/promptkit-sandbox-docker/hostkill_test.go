@@ -89,7 +89,7 @@ func TestHostSIGKILLLeavesNothing(t *testing.T) {
 				// The kill above lands in milliseconds; the removal that
 				// follows goes at the engine's pace, which a loaded engine
 				// (fuse-overlayfs here) has taken more than 5 s over.
-				assertContainersGone(t, seen, killed.Add(containerGoneWithin))
+				assertContainersGone(t, seen, killed, containerGoneWithin)
 				t.Logf("the container was gone %v after the host's SIGKILL", time.Since(killed).Round(time.Millisecond))
 			}
 		})
@@ -126,9 +126,10 @@ func waitSleeps(t *testing.T, marker string, n int, within time.Duration) []sand
 }
 
 // assertContainersGone checks the containers procs ran in are removed
-// by deadline.
-func assertContainersGone(t *testing.T, procs []sandboxtest.Proc, deadline time.Time) {
+// within the bound after killed.
+func assertContainersGone(t *testing.T, procs []sandboxtest.Proc, killed time.Time, within time.Duration) {
 	t.Helper()
+	deadline := killed.Add(within)
 	ids := map[string]bool{}
 	for _, p := range procs {
 		if p.Container == "" {
@@ -149,7 +150,7 @@ func assertContainersGone(t *testing.T, procs []sandboxtest.Proc, deadline time.
 			}
 			if time.Now().After(deadline) {
 				_ = exec.Command("docker", "rm", "-f", id).Run()
-				t.Fatalf("container %.12s still exists %v after the host's SIGKILL", id, containerGoneWithin)
+				t.Fatalf("container %.12s still exists %v after the SIGKILL", id, within)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}

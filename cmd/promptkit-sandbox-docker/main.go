@@ -4,13 +4,15 @@
 //
 // Started with resident.Flag it is instead docker_exec's resident, which
 // the plugin copies into a container and runs there (see package
-// resident).
+// resident); started with tether.Flag, the tether a docker_run container
+// runs its command under (see package tether).
 package main
 
 import (
 	"os"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/promptkit-sandbox-docker/dockerbox"
+	"github.com/altairalabs/promptkit-sandbox/internal/tether"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/shared/resident"
 )
@@ -21,6 +23,9 @@ var version = "0.1.0"
 func main() {
 	if resident.Invoked(os.Args) {
 		os.Exit(resident.Main())
+	}
+	if tether.Invoked(os.Args) {
+		os.Exit(tether.Main(os.Args))
 	}
 	plugin.Serve(dockerbox.ServeOpts(version))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/tether"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -169,6 +170,20 @@ func (a *attachment) feed(stdin []byte) {
 			}
 		}
 		_ = a.hr.CloseWrite()
+	}()
+}
+
+// feedFrame writes stdin as the tether's one frame and leaves the
+// connection open: the tether takes its end for the plugin's, and the
+// engine closes the container's stdin only when the connection goes.
+func (a *attachment) feedFrame(stdin []byte) {
+	a.fed = true
+	go func() {
+		defer close(a.stdinDone)
+		if _, err := a.hr.Conn.Write(tether.Header(len(stdin))); err != nil || len(stdin) == 0 {
+			return
+		}
+		_, _ = a.hr.Conn.Write(stdin)
 	}()
 }
 

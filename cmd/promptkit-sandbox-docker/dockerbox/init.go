@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sync"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/tether"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -20,13 +22,16 @@ import (
 // in one line and exits 127 (126 when it is not executable). That line
 // is the init's, not the hook's, and the call is a could-not-start error
 // as it is without an init: initFilter holds back the start of stderr
-// while it may be that line.
+// while it may be that line. The tether (tether.go), which runs the
+// command whether or not there is an init, reports a command it cannot
+// run the same way, in a line of its own.
 
-// initExecFailure is the line tini writes when its exec of the command
-// fails, and the exit statuses it exits with then.
-var initExecFailure = regexp.MustCompile(`^\[FATAL tini \(\d+\)\] (exec .* failed: .*)\n$`)
+// initExecFailure is the line tini, or the tether, writes when its exec
+// of the command fails (and then exits 127, or 126).
+var initExecFailure = regexp.MustCompile(`^(?:\[FATAL tini \(\d+\)\] |` + regexp.QuoteMeta(tether.FailurePrefix) + `)(exec .* failed: .*)\n$`)
 
-const initPrefix = "[FATAL tini ("
+// initPrefixes are how the lines start.
+var initPrefixes = []string{"[FATAL tini (", tether.FailurePrefix}
 
 // initExecFailed reports whether a command that exited with code and
 // wrote stderr was never run: the init could not exec it. msg is the
@@ -81,8 +86,10 @@ func (f *initFilter) Write(p []byte) (int, error) {
 // mayBeFailure reports whether what is held can still be, or is, the
 // init's exec failure line and nothing more.
 func (f *initFilter) mayBeFailure() bool {
-	n := min(len(f.held), len(initPrefix))
-	if !bytes.Equal(f.held[:n], []byte(initPrefix[:n])) || len(f.held) > 4096 {
+	if len(f.held) > 4096 || !slices.ContainsFunc(initPrefixes, func(prefix string) bool {
+		n := min(len(f.held), len(prefix))
+		return bytes.Equal(f.held[:n], []byte(prefix[:n]))
+	}) {
 		return false
 	}
 	if i := bytes.IndexByte(f.held, '\n'); i >= 0 {

@@ -22,6 +22,8 @@ func TestInitFilter(t *testing.T) {
 		{"the hook's own stderr", []string{"warning: x\n", "[FATAL tini (7)] exec a failed: b\n"}, 127, "warning: x\n[FATAL tini (7)] exec a failed: b\n", ""},
 		{"a prefix, then the call ended", []string{"[FATAL tini"}, 127, "[FATAL tini", ""},
 		{"nothing", nil, 127, "", ""},
+		{"the tether's exec failure", []string{"[FATAL promptkit-sandbox", " tether] exec nosuch failed: executable file not found in $PATH\n"}, 127, "", "exec nosuch failed: executable file not found in $PATH"},
+		{"the tether's line, but another status", []string{"[FATAL promptkit-sandbox tether] exec a failed: b\n"}, 3, "[FATAL promptkit-sandbox tether] exec a failed: b\n", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out strings.Builder

@@ -2,6 +2,7 @@ package dockerbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync/atomic"
@@ -98,5 +99,19 @@ func (s *RunSandbox) spawn(ctx context.Context, req sandbox.Request, stdout, std
 		err := sandbox.NewError(sandbox.KindStart, fmt.Sprintf("command %q: the %s sandbox is closed", req.Command, RunMode), nil)
 		return sandbox.Response{Err: err}, err
 	}
-	return caller{mode: RunMode, set: &s.set.common, pool: s.pool, reaper: &s.reaper, prepare: s.run.prepare}.spawn(ctx, req, stdout, stderr)
+	c := caller{mode: RunMode, set: &s.set.common, pool: s.pool, reaper: &s.reaper, prepare: s.run.prepare}
+	resp, err := c.spawn(ctx, req, stdout, stderr)
+	var missing *tetherMissing
+	if errors.As(err, &missing) && ctx.Err() == nil {
+		// The container could not run the tether, so nothing of the
+		// command ran, and nothing of it was passed on: run it again
+		// without the tether, in a container of its own (the pool's may
+		// have been made with it), as every later container will be.
+		if a, ok := s.run.(*apiRunner); ok {
+			a.dropTether(missing)
+		}
+		c.pool = nil
+		return c.spawn(ctx, req, stdout, stderr)
+	}
+	return resp, err
 }

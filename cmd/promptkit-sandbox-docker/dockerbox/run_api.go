@@ -2,12 +2,14 @@ package dockerbox
 
 import (
 	"context"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
@@ -21,6 +23,15 @@ type apiRunner struct {
 	set     *runSettings
 	cli     *client.Client
 	pending sync.WaitGroup // creates answered after their call ended
+
+	// tether is what runs each container's command (see tether.go); nil
+	// when there is none, or no longer: noTether says why.
+	tether     atomic.Pointer[tetherBin]
+	noTetherMu sync.Mutex
+	noTether   string
+	// entrypoint is the image's, found when the sandbox opens: it runs
+	// under the tether.
+	entrypoint []string
 }
 
 func newAPIRunner(name string, set *runSettings) (*apiRunner, error) {
@@ -28,7 +39,33 @@ func newAPIRunner(name string, set *runSettings) (*apiRunner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &apiRunner{name: name, set: set, cli: cli}, nil
+	r := &apiRunner{name: name, set: set, cli: cli}
+	if b, err := selfTether(set.init); err != nil {
+		r.dropTether(err)
+	} else {
+		r.tether.Store(b)
+	}
+	return r, nil
+}
+
+// dropTether makes every later container of the sandbox run without the
+// tether, because of why.
+func (r *apiRunner) dropTether(why error) {
+	r.tether.Store(nil)
+	r.noTetherMu.Lock()
+	defer r.noTetherMu.Unlock()
+	r.noTether = why.Error()
+}
+
+// tetherOff says why the sandbox's containers run without the tether, or
+// "" when they run with it.
+func (r *apiRunner) tetherOff() string {
+	r.noTetherMu.Lock()
+	defer r.noTetherMu.Unlock()
+	if r.tether.Load() != nil {
+		return ""
+	}
+	return r.noTether
 }
 
 // close waits for the creates a call stopped waiting for, and their
@@ -39,16 +76,22 @@ func (r *apiRunner) close() error {
 }
 
 func (r *apiRunner) check(ctx context.Context) error {
-	if _, err := r.cli.ImageInspect(ctx, r.set.image); err != nil {
+	img, err := r.cli.ImageInspect(ctx, r.set.image)
+	if err != nil {
 		if cerrdefs.IsNotFound(err) {
 			return imageMissing(r.set.image)
 		}
 		return openErr(r.cli, "inspect image "+r.set.image, err)
 	}
+	if img.Config != nil {
+		r.entrypoint = img.Config.Entrypoint
+	}
 	return nil
 }
 
-func (r *apiRunner) containerConfig(spec runSpec) (*container.Config, *container.HostConfig) {
+// containerConfig is the container for spec, its command run under tb
+// unless tb is nil.
+func (r *apiRunner) containerConfig(spec runSpec, tb *tetherBin) (*container.Config, *container.HostConfig) {
 	cfg := &container.Config{
 		Image:        r.set.image,
 		Cmd:          append([]string{spec.command}, spec.args...),
@@ -92,15 +135,20 @@ func (r *apiRunner) containerConfig(spec runSpec) (*container.Config, *container
 			PidsLimit: &pids,
 		},
 	}
+	if tb != nil {
+		cfg.Entrypoint = tetherArgs(r.entrypoint)
+		host.Mounts = []mount.Mount{tb.mount()}
+	}
 	return cfg, host
 }
 
 // apiPrepared is a container created, attached and started through the
 // API, with a wait for its exit registered before it started.
 type apiPrepared struct {
-	r    *apiRunner
-	spec runSpec
-	id   string
+	r        *apiRunner
+	spec     runSpec
+	id       string
+	tethered bool // the command runs under the tether
 
 	att            *attachment
 	stdout, stderr *warmpool.Held
@@ -112,7 +160,19 @@ type apiPrepared struct {
 }
 
 func (r *apiRunner) prepare(ctx context.Context, spec runSpec) (prepared, error) {
-	cfg, host := r.containerConfig(spec)
+	tb := r.tether.Load()
+	p, err := r.prepareWith(ctx, spec, tb)
+	if err != nil && tb != nil && ctx.Err() == nil && tb.refused(err) {
+		// Nothing of the command ran: the engine would not create or
+		// start the container as the tether needs it.
+		r.dropTether(err)
+		return r.prepareWith(ctx, spec, nil)
+	}
+	return p, err
+}
+
+func (r *apiRunner) prepareWith(ctx context.Context, spec runSpec, tb *tetherBin) (prepared, error) {
+	cfg, host := r.containerConfig(spec, tb)
 	// Named, so a create whose answer is lost (its context ended while
 	// the engine worked on it) can still be removed.
 	//
@@ -166,7 +226,7 @@ func (r *apiRunner) prepare(ctx context.Context, spec runSpec) (prepared, error)
 		}
 		return nil, engineErr(ctx, r.cli, spec.what, spec.timeout, sandbox.KindStart, "create container from image "+r.set.image, err)
 	}
-	p := &apiPrepared{r: r, spec: spec, id: created.id}
+	p := &apiPrepared{r: r, spec: spec, id: created.id, tethered: tb != nil}
 	ok := false
 	defer func() {
 		if !ok {
@@ -220,17 +280,28 @@ func removeContainer(ctx context.Context, cli *client.Client, id string) {
 func (p *apiPrepared) finish(ctx context.Context, stdin []byte, out shell.Outputs) (int, error) {
 	what, timeout := p.spec.what, p.spec.timeout
 	p.stdout.Claim(out.Stdout)
+	var stderr io.Writer = out.Stderr
 	var initf *initFilter
 	if p.r.set.init {
-		initf = newInitFilter(out.Stderr)
+		// The tether, which runs under the init, reports a command it
+		// cannot run as the init does.
+		initf = newInitFilter(stderr)
 		// Whatever the end, what the filter holds is the hook's unless
 		// Failure below found the init's line.
 		defer initf.Flush()
-		p.stderr.Claim(initf)
-	} else {
-		p.stderr.Claim(out.Stderr)
+		stderr = initf
 	}
-	p.att.feed(stdin)
+	var hello *helloFilter
+	if p.tethered {
+		hello = newHelloFilter(stderr)
+		stderr = hello
+	}
+	p.stderr.Claim(stderr)
+	if p.tethered {
+		p.att.feedFrame(stdin)
+	} else {
+		p.att.feed(stdin)
+	}
 
 	var code int64
 	select {
@@ -254,6 +325,11 @@ func (p *apiPrepared) finish(ctx context.Context, stdin []byte, out shell.Output
 	case <-ctx.Done():
 		p.stop()
 		return 0, sandbox.ContextError(ctx, what, timeout)
+	}
+	if hello != nil {
+		if ok, text := hello.seen(); !ok {
+			return 0, sandbox.NewError(sandbox.KindStart, what+": cannot run it in the container", &tetherMissing{code: int(code), stderr: text})
+		}
 	}
 	if initf != nil {
 		if msg, ok := initf.Failure(int(code)); ok {

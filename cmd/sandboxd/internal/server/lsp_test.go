@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // lspEnv is the environment for sandboxd's language servers in a test:
@@ -130,7 +131,9 @@ func TestGoRenameAcrossFiles(t *testing.T) {
 	t.Parallel()
 	dir := fixtureCopy(t, "gomod")
 	env := lspEnv(t, "gopls", goplsInstall)
-	d := startDaemon(t, Config{Workspaces: []Workspace{{Dir: dir}}, Env: env})
+	// A minute for the diagnostics this test waits for: go vet took past
+	// the 5 s default on a loaded machine.
+	d := startDaemon(t, Config{Workspaces: []Workspace{{Dir: dir}}, Env: env, DiagnosticsTimeout: time.Minute})
 	cs := d.connect(t, streamable)
 
 	got := ok(t, cs, "rename_symbol", map[string]any{"symbol": "Hello", "file_path": "report/report.go", "new_name": "Welcome"})

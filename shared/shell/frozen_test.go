@@ -160,11 +160,16 @@ func TestLeaderHeldByOutsideTracer(t *testing.T) {
 // The command runs from the moment its supervisor forks it, and may stop
 // the supervisor before it reports the command's start: the start does
 // not wait for the report then, and the call ends at its timeout. The
-// race is the command's to win often, so it is run many times.
+// race is the command's to win often, so it is run many times (fewer
+// under -short: each run waits out its timeout).
 func TestSupervisorStoppedBeforeReport(t *testing.T) {
 	t.Setenv(ContainmentEnv, string(ContainSupervisor))
 	const timeout, grace = 300 * time.Millisecond, 10 * time.Millisecond
-	for i := range 30 {
+	runs := 30
+	if testing.Short() {
+		runs = 8
+	}
+	for i := range runs {
 		pids := pidFile(t)
 		req := sh(`kill -STOP $PPID; echo $$ $PPID >> "$1"; exec sleep 120`, pids)
 		req.Timeout = timeout

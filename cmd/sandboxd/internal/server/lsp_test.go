@@ -12,8 +12,9 @@ import (
 )
 
 // lspEnv is the environment for sandboxd's language servers in a test:
-// the shared Go caches (a cold one would build the world), a HOME of its
-// own, nothing fetched. It skips when the server is not installed and CI
+// the shared Go caches (a cold one would build the world) and gopls's
+// (without it each test's gopls would analyse the standard library
+// afresh), a HOME of its own, nothing fetched. It skips when the server is not installed and CI
 // is unset; make test installs both.
 func lspEnv(t testing.TB, server, install string) []string {
 	t.Helper()
@@ -25,8 +26,12 @@ func lspEnv(t testing.TB, server, install string) []string {
 		}
 		t.Fatalf("%s is not installed: %v", server, err)
 	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatalf("the user's cache directory, for gopls: %v", err)
+	}
 	return []string{
-		"PATH=" + path, "HOME=" + t.TempDir(), "LANG=C.UTF-8",
+		"PATH=" + path, "HOME=" + t.TempDir(), "LANG=C.UTF-8", "GOPLSCACHE=" + cache,
 		"GOPATH=" + gopath, "GOCACHE=" + goEnv(t, "GOCACHE"), "GOMODCACHE=" + goEnv(t, "GOMODCACHE"),
 		"GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "GOPROXY=off", "GOTELEMETRY=off",
 	}

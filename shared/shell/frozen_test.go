@@ -30,12 +30,15 @@ var freezes = []struct {
 // itself), with SIGSTOP or a ptrace attach, cannot make the host wait:
 // a timeout, or Stop, ends the call within the kill grace, and nothing
 // of it is left, what left its group included. The host kills the tree
-// itself, asking nothing of a process the command can stop.
+// itself, asking nothing of a process the command can stop. The calls
+// under one containment run side by side: most of their time is the
+// wait for a timeout.
 func TestFrozenLeaderIsKilled(t *testing.T) {
 	forEachContainment(t, func(t *testing.T) {
 		for _, f := range freezes {
 			for _, end := range []string{"timeout", "Stop"} {
 				t.Run(f.name+"/"+end, func(t *testing.T) {
+					t.Parallel()
 					if f.name == "ptrace" {
 						proctest.RequirePtrace(t)
 					}
@@ -55,13 +58,12 @@ func testFrozenLeader(t *testing.T, freeze string, npids int, end string) {
 	if os.Getenv(ContainmentEnv) == string(ContainSupervisor) {
 		supervised = "1"
 	}
-	t.Setenv("FREEZE_SUPERVISED", supervised)
-	script := `T=$$; [ -n "$FREEZE_SUPERVISED" ] && T=$PPID
+	script := `T=$$; [ -n "$4" ] && T=$PPID
 echo "$T" > "$2"
 setsid sleep 120 & echo $! >> "$1"
 echo $$ >> "$1"
 ` + freeze
-	req := sh(script, pids, target, proctest.Tracer)
+	req := sh(script, pids, target, proctest.Tracer, supervised)
 	const timeout, grace = 1 * time.Second, 200 * time.Millisecond
 	if end == "timeout" {
 		req.Timeout = timeout

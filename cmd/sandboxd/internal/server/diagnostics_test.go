@@ -147,6 +147,9 @@ func TestPythonDiagnosticsAfterEdit(t *testing.T) {
 // tsconfig project and reports only the edited file.
 func TestTypeScriptDiagnosticsAfterEdit(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("skipping in -short mode: runs node's tsc twice (make test runs it)")
+	}
 	env := diagEnv(t, "")
 	needTool(t, env, "tsc", "node-typescript")
 	// lib without the DOM's declarations, which tsc would otherwise parse

@@ -115,7 +115,7 @@ func TestLeaderHeldByOutsideTracer(t *testing.T) {
 	forEachContainment(t, func(t *testing.T) {
 		dir := t.TempDir()
 		pids, traced := filepath.Join(dir, "pids"), filepath.Join(dir, "traced")
-		const timeout, grace = 2 * time.Second, 200 * time.Millisecond
+		timeout, grace := shortWait(2*time.Second, time.Second), 200*time.Millisecond
 		req := sh(`echo $$ $PPID >> "$1"; exec sleep 120`, pids)
 		req.Timeout = timeout
 		start := time.Now()

@@ -58,6 +58,7 @@ func (s *starter) start(_ context.Context, key string) (*fakeSession, error) {
 }
 
 func TestKeeperFailedOpenIsFinal(t *testing.T) {
+	t.Parallel() // it waits out RetryInterval
 	st := &starter{fail: errors.New("read-only root")}
 	k := NewKeeper(st.start, nil)
 	if err := k.Open(context.Background(), "c1"); err == nil || err.Error() != "read-only root" {
@@ -74,6 +75,7 @@ func TestKeeperFailedOpenIsFinal(t *testing.T) {
 }
 
 func TestKeeperReplacesADeadResidentAtMostOncePerInterval(t *testing.T) {
+	t.Parallel() // it waits out RetryInterval
 	st := &starter{}
 	k := NewKeeper(st.start, nil)
 	ctx := context.Background()
@@ -102,6 +104,7 @@ func TestKeeperReplacesADeadResidentAtMostOncePerInterval(t *testing.T) {
 }
 
 func TestKeeperRetriesAFailedRestart(t *testing.T) {
+	t.Parallel() // it waits out RetryInterval
 	st := &starter{}
 	k := NewKeeper(st.start, nil)
 	ctx := context.Background()
@@ -142,6 +145,7 @@ func TestKeeperFollowsAMove(t *testing.T) {
 }
 
 func TestKeeperClose(t *testing.T) {
+	t.Parallel() // it waits out RetryInterval
 	st := &starter{}
 	k := NewKeeper(st.start, nil)
 	ctx := context.Background()
@@ -161,6 +165,7 @@ func TestKeeperClose(t *testing.T) {
 // TestKeeperDoesNotQueueCallsBehindAStart: while one call starts a
 // resident, the others go without it at once instead of waiting.
 func TestKeeperDoesNotQueueCallsBehindAStart(t *testing.T) {
+	t.Parallel() // it waits out RetryInterval
 	st := &starter{}
 	gate := make(chan struct{})
 	var gated bool

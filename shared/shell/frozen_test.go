@@ -30,12 +30,15 @@ var freezes = []struct {
 // itself), with SIGSTOP or a ptrace attach, cannot make the host wait:
 // a timeout, or Stop, ends the call within the kill grace, and nothing
 // of it is left, what left its group included. The host kills the tree
-// itself, asking nothing of a process the command can stop.
+// itself, asking nothing of a process the command can stop. The calls
+// under one containment run side by side: most of their time is the
+// wait for a timeout.
 func TestFrozenLeaderIsKilled(t *testing.T) {
 	forEachContainment(t, func(t *testing.T) {
 		for _, f := range freezes {
 			for _, end := range []string{"timeout", "Stop"} {
 				t.Run(f.name+"/"+end, func(t *testing.T) {
+					t.Parallel()
 					if f.name == "ptrace" {
 						proctest.RequirePtrace(t)
 					}
@@ -55,13 +58,12 @@ func testFrozenLeader(t *testing.T, freeze string, npids int, end string) {
 	if os.Getenv(ContainmentEnv) == string(ContainSupervisor) {
 		supervised = "1"
 	}
-	t.Setenv("FREEZE_SUPERVISED", supervised)
-	script := `T=$$; [ -n "$FREEZE_SUPERVISED" ] && T=$PPID
+	script := `T=$$; [ -n "$4" ] && T=$PPID
 echo "$T" > "$2"
 setsid sleep 120 & echo $! >> "$1"
 echo $$ >> "$1"
 ` + freeze
-	req := sh(script, pids, target, proctest.Tracer)
+	req := sh(script, pids, target, proctest.Tracer, supervised)
 	const timeout, grace = 1 * time.Second, 200 * time.Millisecond
 	if end == "timeout" {
 		req.Timeout = timeout
@@ -113,7 +115,7 @@ func TestLeaderHeldByOutsideTracer(t *testing.T) {
 	forEachContainment(t, func(t *testing.T) {
 		dir := t.TempDir()
 		pids, traced := filepath.Join(dir, "pids"), filepath.Join(dir, "traced")
-		const timeout, grace = 2 * time.Second, 200 * time.Millisecond
+		timeout, grace := shortWait(2*time.Second, time.Second), 200*time.Millisecond
 		req := sh(`echo $$ $PPID >> "$1"; exec sleep 120`, pids)
 		req.Timeout = timeout
 		start := time.Now()
@@ -160,11 +162,16 @@ func TestLeaderHeldByOutsideTracer(t *testing.T) {
 // The command runs from the moment its supervisor forks it, and may stop
 // the supervisor before it reports the command's start: the start does
 // not wait for the report then, and the call ends at its timeout. The
-// race is the command's to win often, so it is run many times.
+// race is the command's to win often, so it is run many times (fewer
+// under -short: each run waits out its timeout).
 func TestSupervisorStoppedBeforeReport(t *testing.T) {
 	t.Setenv(ContainmentEnv, string(ContainSupervisor))
 	const timeout, grace = 300 * time.Millisecond, 10 * time.Millisecond
-	for i := range 30 {
+	runs := 30
+	if testing.Short() {
+		runs = 8
+	}
+	for i := range runs {
 		pids := pidFile(t)
 		req := sh(`kill -STOP $PPID; echo $$ $PPID >> "$1"; exec sleep 120`, pids)
 		req.Timeout = timeout

@@ -31,6 +31,16 @@ const treeSize = 4
 // slack absorbs scheduling delays on a loaded machine in upper bounds.
 const slack = 3 * time.Second
 
+// shortWait is how long a test lets a call run before its timeout or
+// kill: full, or under -short the shorter wait, which still leaves the
+// command time to set itself up first.
+func shortWait(full, short time.Duration) time.Duration {
+	if testing.Short() {
+		return short
+	}
+	return full
+}
+
 // startTree starts script with the PID file as $1 and returns the process
 // and the identities of its tree once all of it runs.
 func startTree(t *testing.T, ctx context.Context, script string, opts Options, timeout time.Duration) (*Process, []proctest.ID) {

@@ -71,7 +71,7 @@ func TestTimeoutKillsEscapedDescendants(t *testing.T) {
 func testTimeoutKillsEscapedDescendants(t *testing.T) {
 	pids := pidFile(t)
 	req := sh(escapeStart+"exec sleep 120", pids)
-	req.Timeout = 2 * time.Second
+	req.Timeout = shortWait(2*time.Second, time.Second)
 	p, err := Start(context.Background(), req, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestTimeoutSignalsOnce(t *testing.T) {
 	forEachContainment(t, func(t *testing.T) {
 		req := sh(`trap 'echo term' TERM; echo hi; while :; do sleep 0.05; done`)
 		req.Timeout = 300 * time.Millisecond
-		resp, err := Run(context.Background(), req, Options{KillGrace: time.Second})
+		resp, err := Run(context.Background(), req, Options{KillGrace: shortWait(time.Second, 500*time.Millisecond)})
 		if sandbox.KindOf(err) != sandbox.KindTimeout {
 			t.Fatalf("err = %v, want a timeout", err)
 		}

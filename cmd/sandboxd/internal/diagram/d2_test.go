@@ -106,7 +106,7 @@ func hugeD2(n int) string {
 
 func TestD2TimeLimitKillsIt(t *testing.T) {
 	lim := DefaultLimits
-	lim.Timeout = time.Second
+	lim.Timeout = renderLimit(time.Second)
 	r := New("", self(t), lim)
 	start := time.Now()
 	// Fifty shapes densely linked: over a minute of layout.

@@ -48,6 +48,16 @@ func dotPath(t *testing.T) string {
 	return ""
 }
 
+// renderLimit is the time limit of a test's render that would run far
+// longer than it: d, or under -short 300 ms, which stops it as surely
+// (such a render keeps a core busy until it is stopped).
+func renderLimit(d time.Duration) time.Duration {
+	if testing.Short() {
+		return 300 * time.Millisecond
+	}
+	return d
+}
+
 func newRenderer(t *testing.T) *Renderer {
 	return New(dotPath(t), self(t), DefaultLimits)
 }
@@ -206,7 +216,7 @@ func hugeDOT(nodes int) string {
 
 func TestDOTTimeLimitKillsIt(t *testing.T) {
 	lim := DefaultLimits
-	lim.Timeout = time.Second
+	lim.Timeout = renderLimit(time.Second)
 	r := New(dotPath(t), self(t), lim)
 	start := time.Now()
 	_, err := r.Render(context.Background(), DOT, SVG, hugeDOT(1500))
@@ -220,19 +230,30 @@ func TestDOTTimeLimitKillsIt(t *testing.T) {
 }
 
 func TestDOTHugeBitmapIsRefused(t *testing.T) {
-	r := newRenderer(t)
-	for dpi, what := range map[string]string{
+	// Time enough to draw the square below on a loaded machine: the
+	// limits tested here are others.
+	lim := DefaultLimits
+	lim.Timeout = 2 * time.Minute
+	r := New(dotPath(t), self(t), lim)
+	cases := []struct{ dpi, width, height, what string }{
 		// 100 × 100 inches at 300 dpi: a 30000-pixel square, 3.6 GB to
 		// draw on, past dot's memory limit.
-		"300": "memory",
-		// At 100 dpi, 10000 pixels a side: drawn, but too big to return.
-		"100": "width/height (10000×10000 px)",
-	} {
+		{"300", "100", "100", "memory"},
+		// At 100 dpi, 10000 pixels on one side: drawn, but too big to
+		// return, whichever side it is.
+		{"100", "100", "1", "width/height (10000×100 px)"},
+		{"100", "1", "100", "width/height (100×10000 px)"},
+	}
+	if !testing.Short() {
+		// Both sides: 400 MB of pixels, seconds of dot's time.
+		cases = append(cases, struct{ dpi, width, height, what string }{"100", "100", "100", "width/height (10000×10000 px)"})
+	}
+	for _, c := range cases {
 		_, err := r.Render(context.Background(), DOT, PNG,
-			`digraph { graph [pad=0, dpi=`+dpi+`]; a [shape=box, fixedsize=true, width=100, height=100] }`)
+			`digraph { graph [pad=0, dpi=`+c.dpi+`]; a [shape=box, fixedsize=true, width=`+c.width+`, height=`+c.height+`] }`)
 		var le *LimitError
-		if !errors.As(err, &le) || le.What != what {
-			t.Errorf("dpi %s: err = %v, want the %s limit", dpi, err, what)
+		if !errors.As(err, &le) || le.What != c.what {
+			t.Errorf("dpi %s, %s × %s inches: err = %v, want the %s limit", c.dpi, c.width, c.height, err, c.what)
 		}
 	}
 }

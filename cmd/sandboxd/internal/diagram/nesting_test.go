@@ -109,12 +109,12 @@ func TestNestingLimit(t *testing.T) {
 func TestD2DeepSourceIsStoppedInTheChild(t *testing.T) {
 	lim := DefaultLimits
 	lim.Nesting = 1 << 30
-	lim.Timeout = 2 * time.Second
+	lim.Timeout = renderLimit(2 * time.Second)
 	r := New("", self(t), lim)
 	deep := nestedD2(2000)
 	start := time.Now()
 	_, err := r.Render(context.Background(), D2, SVG, deep)
-	if err == nil || err.Error() != "d2: diagram render time over the limit of 2s" {
+	if err == nil || err.Error() != "d2: diagram render time over the limit of "+lim.Timeout.String() {
 		t.Errorf("err = %v, want the time limit", err)
 	}
 	if took := time.Since(start); took > 6*time.Second {
@@ -124,7 +124,7 @@ func TestD2DeepSourceIsStoppedInTheChild(t *testing.T) {
 	lim.Timeout = time.Minute
 	r = New("", self(t), lim)
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(time.Second, cancel)
+	time.AfterFunc(renderLimit(time.Second), cancel)
 	start = time.Now()
 	_, err = r.Render(ctx, D2, SVG, deep)
 	if !errors.Is(err, context.Canceled) {

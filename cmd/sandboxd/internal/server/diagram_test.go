@@ -180,6 +180,16 @@ func TestRenderDiagramReadOnlyWritesNothing(t *testing.T) {
 }
 
 // lowerDiagramLimits sets the limits of the servers the test starts.
+// runawayLimit is the time limit of a render or an edit a test makes run
+// away: d, or under -short 300 ms, which stops it as surely (it keeps a
+// core busy until it is stopped).
+func runawayLimit(d time.Duration) time.Duration {
+	if testing.Short() {
+		return 300 * time.Millisecond
+	}
+	return d
+}
+
 func lowerDiagramLimits(t *testing.T, set func(*diagram.Limits)) {
 	saved := diagramLimits
 	set(&diagramLimits)
@@ -287,7 +297,8 @@ func denseD2() string {
 
 func TestRenderDiagramTimeLimit(t *testing.T) {
 	needDot(t)
-	lowerDiagramLimits(t, func(l *diagram.Limits) { l.Timeout = time.Second })
+	limit := runawayLimit(time.Second)
+	lowerDiagramLimits(t, func(l *diagram.Limits) { l.Timeout = limit })
 	d := startDaemon(t, Config{})
 	cs := d.connect(t, streamable)
 	for _, args := range []map[string]any{
@@ -296,7 +307,7 @@ func TestRenderDiagramTimeLimit(t *testing.T) {
 	} {
 		start := time.Now()
 		got := refused(t, cs, args)
-		if !strings.Contains(got, "render time over the limit of 1s") {
+		if !strings.Contains(got, "render time over the limit of "+limit.String()) {
 			t.Errorf("%s: %q, want the time limit", args["language"], got)
 		}
 		if took := time.Since(start); took > 5*time.Second {
@@ -392,12 +403,13 @@ func waitRenderer(t *testing.T) {
 // is compiled in a child, which dies at the time limit, when the client
 // cancels the call, and when the daemon shuts down.
 func TestRenderDiagramDeepD2StopsWithItsCall(t *testing.T) {
-	lowerDiagramLimits(t, func(l *diagram.Limits) { l.Nesting = 1 << 30; l.Timeout = 2 * time.Second })
+	limit := runawayLimit(2 * time.Second)
+	lowerDiagramLimits(t, func(l *diagram.Limits) { l.Nesting = 1 << 30; l.Timeout = limit })
 	deep := map[string]any{"language": "d2", "source": nestedD2(2000)}
 	d := startDaemon(t, Config{})
 	cs := d.connect(t, streamable)
 	start := time.Now()
-	if got, want := refused(t, cs, deep), "d2: diagram render time over the limit of 2s"; got != want {
+	if got, want := refused(t, cs, deep), "d2: diagram render time over the limit of "+limit.String(); got != want {
 		t.Errorf("%q, want %q", got, want)
 	}
 	if took := time.Since(start); took > 6*time.Second {

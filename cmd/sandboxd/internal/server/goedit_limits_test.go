@@ -166,7 +166,7 @@ func TestGoEditLimitsOverMCP(t *testing.T) {
 // does not move, nothing is written and no child is left.
 func TestGoEditRunawayStaysInTheChild(t *testing.T) {
 	saved := goEditLimits
-	goEditLimits.Timeout = 3 * time.Second
+	goEditLimits.Timeout = runawayLimit(3 * time.Second)
 	t.Cleanup(func() { goEditLimits = saved })
 	file, cs := goFileDaemon(t, limitsGo)
 	body := strings.Repeat("{\n", 200) + strings.Repeat("x\n", 100000) + strings.Repeat("}\n", 200)
@@ -177,7 +177,7 @@ func TestGoEditRunawayStaysInTheChild(t *testing.T) {
 		got = fails(t, cs, "edit_function_body", map[string]any{"file_path": "p.go", "function_name": "F", "new_body": body})
 		took = time.Since(start)
 	})
-	timeout := "edit_function_body F in p.go: the edit took longer than 3s and was stopped; nothing was written"
+	timeout := "edit_function_body F in p.go: the edit took longer than " + goEditLimits.Timeout.String() + " and was stopped; nothing was written"
 	memory := "edit_function_body F in p.go: the edit needed more than 2048 MiB of memory and was stopped; nothing was written"
 	t.Logf("runaway: %q in %v, the daemon's peak grew %d MiB", got, took, grew)
 	if got != timeout && got != memory {

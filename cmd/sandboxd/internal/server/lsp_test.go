@@ -8,11 +8,13 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // lspEnv is the environment for sandboxd's language servers in a test:
-// the shared Go caches (a cold one would build the world), a HOME of its
-// own, nothing fetched. It skips when the server is not installed and CI
+// the shared Go caches (a cold one would build the world) and gopls's
+// (without it each test's gopls would analyse the standard library
+// afresh), a HOME of its own, nothing fetched. It skips when the server is not installed and CI
 // is unset; make test installs both.
 func lspEnv(t testing.TB, server, install string) []string {
 	t.Helper()
@@ -24,8 +26,12 @@ func lspEnv(t testing.TB, server, install string) []string {
 		}
 		t.Fatalf("%s is not installed: %v", server, err)
 	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatalf("the user's cache directory, for gopls: %v", err)
+	}
 	return []string{
-		"PATH=" + path, "HOME=" + t.TempDir(), "LANG=C.UTF-8",
+		"PATH=" + path, "HOME=" + t.TempDir(), "LANG=C.UTF-8", "GOPLSCACHE=" + cache,
 		"GOPATH=" + gopath, "GOCACHE=" + goEnv(t, "GOCACHE"), "GOMODCACHE=" + goEnv(t, "GOMODCACHE"),
 		"GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "GOPROXY=off", "GOTELEMETRY=off",
 	}
@@ -130,7 +136,9 @@ func TestGoRenameAcrossFiles(t *testing.T) {
 	t.Parallel()
 	dir := fixtureCopy(t, "gomod")
 	env := lspEnv(t, "gopls", goplsInstall)
-	d := startDaemon(t, Config{Workspaces: []Workspace{{Dir: dir}}, Env: env})
+	// A minute for the diagnostics this test waits for: go vet took past
+	// the 5 s default on a loaded machine.
+	d := startDaemon(t, Config{Workspaces: []Workspace{{Dir: dir}}, Env: env, DiagnosticsTimeout: time.Minute})
 	cs := d.connect(t, streamable)
 
 	got := ok(t, cs, "rename_symbol", map[string]any{"symbol": "Hello", "file_path": "report/report.go", "new_name": "Welcome"})

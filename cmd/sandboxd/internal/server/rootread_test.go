@@ -263,9 +263,15 @@ while not os.path.exists("stop"):
 	store := filepath.Join(a.base, "snapshots")
 	d := startDaemon(t, Config{Workspaces: []Workspace{{Dir: a.ws}}, RunAs: agentUser, SnapshotDir: store})
 	cs := d.connect(t, streamable)
+	// Under -short fewer snapshots: each is a walk of the workspace and a
+	// commit, and each taken one is restored below.
+	maxTries, budget := 60, 15*time.Second
+	if testing.Short() {
+		maxTries, budget = 12, 5*time.Second
+	}
 	var names []string
 	tries := 0
-	for start := time.Now(); tries < 60 && time.Since(start) < 15*time.Second; tries++ {
+	for start := time.Now(); tries < maxTries && time.Since(start) < budget; tries++ {
 		name := fmt.Sprintf("s%d", tries)
 		r := call(t, cs, "snapshot_create", map[string]any{"name": name})
 		if strings.Contains(r.Text, marker) {

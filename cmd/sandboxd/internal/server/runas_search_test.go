@@ -130,14 +130,26 @@ const (
 	minRaceCalls = 60
 )
 
-// hammer calls a tool up to n times (or for budget) while the swap runs
-// and fails on any answer that holds the canary. It logs how many answers
-// were errors or named sub/, to show the race was on.
+// raceCalls is how many calls hammer makes of a tool and how many of
+// them must run: n and minRaceCalls, or under -short 40 and 30, still
+// twice the calls that once found the canary.
+func raceCalls(n int) (calls, least int) {
+	if testing.Short() {
+		return 40, 30
+	}
+	return n, minRaceCalls
+}
+
+// hammer calls a tool up to n times (fewer under -short, see raceCalls)
+// or for budget while the swap runs, and fails on any answer that holds
+// the canary. It logs how many answers were errors or named sub/, to show
+// the race was on.
 func (r *swapRace) hammer(t *testing.T, d *daemon, tool string, n int, budget time.Duration, args func(i int) map[string]any) {
 	t.Helper()
 	cs := d.connect(t, streamable)
 	r.start(t)
 	defer r.halt()
+	n, least := raceCalls(n)
 	deadline := time.Now().Add(budget)
 	calls, errs, sawSub := 0, 0, 0
 	for i := 0; i < n && time.Now().Before(deadline); i++ {
@@ -156,7 +168,7 @@ func (r *swapRace) hammer(t *testing.T, d *daemon, tool string, n int, budget ti
 	}
 	r.halt()
 	t.Logf("%s: %d calls, %d swaps, %d errors, %d answers naming sub/", tool, calls, r.swaps, errs, sawSub)
-	if calls < minRaceCalls {
+	if calls < least {
 		t.Errorf("only %d of %d calls ran within %s: the race was hardly tried", calls, n, budget)
 	}
 }

@@ -42,7 +42,9 @@ func TestSearchCodeFollowsWrites(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS("../symbols/testdata/polyglot")); err != nil {
 		t.Fatal(err)
 	}
-	d := startDaemon(t, Config{Workspaces: []Workspace{{Dir: dir}}})
+	// No diagnostics: tsc on the Write's TypeScript would take seconds,
+	// and what is tested here is the index.
+	d := startDaemon(t, Config{Workspaces: []Workspace{{Dir: dir}}, DiagnosticsTimeout: -1})
 	cs := d.connect(t, streamable)
 	search := func(args map[string]any) func() string {
 		return func() string { return ok(t, cs, "search_code", args) }

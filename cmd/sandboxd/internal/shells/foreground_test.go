@@ -42,7 +42,13 @@ func TestForegroundResult(t *testing.T) {
 	}
 }
 
+// TestForegroundTimeoutKillsTheGroup waits out a 3 s timeout, or under
+// -short 1 s: time enough for the command to write its PIDs first.
 func TestForegroundTimeoutKillsTheGroup(t *testing.T) {
+	timeout := 3 * time.Second
+	if testing.Short() {
+		timeout = time.Second
+	}
 	m := newManager(t, Options{})
 	pids := inDir(m, "pids")
 	// A subshell with a child of its own, and the shell itself.
@@ -54,7 +60,7 @@ func TestForegroundTimeoutKillsTheGroup(t *testing.T) {
 	done := make(chan result, 1)
 	began := time.Now()
 	go func() {
-		out, err := m.Bash(context.Background(), Command{Command: cmd, Timeout: 3 * time.Second})
+		out, err := m.Bash(context.Background(), Command{Command: cmd, Timeout: timeout})
 		done <- result{out, err}
 	}()
 	ids := proctest.Identify(t, proctest.ReadPIDs(t, pids, 3)...)
@@ -62,11 +68,11 @@ func TestForegroundTimeoutKillsTheGroup(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	if want := "started\nCommand timed out after 3s"; r.out != want {
+	if want := "started\nCommand timed out after " + timeout.String(); r.out != want {
 		t.Errorf("got %q, want %q", r.out, want)
 	}
-	if el := time.Since(began); el > 6*time.Second {
-		t.Errorf("took %s for a 3s timeout", el)
+	if el := time.Since(began); el > timeout+3*time.Second {
+		t.Errorf("took %s for a %s timeout", el, timeout)
 	}
 	proctest.AssertGone(t, ids...)
 }

@@ -21,6 +21,12 @@ import (
 // as before; the only access the domain denies otherwise is making block
 // devices, which the ruleset must name something to exist at all.
 //
+// A ruleset that does not handle LANDLOCK_ACCESS_FS_REFER (ABI 2) denies
+// every link or rename from one directory to another (EXDEV: `mv a/f
+// b/`, cargo's and git's renames), so the ruleset handles it and grants
+// it beneath "/", and a kernel of ABI 1 is taken for one without
+// Landlock.
+//
 // Landlock domains belong to a thread, and a child inherits its forking
 // thread's: so the process is started from a thread locked to one
 // goroutine that entered a new domain first, and that thread is never
@@ -34,6 +40,16 @@ var ErrIsolationUnavailable = errors.New("landlock is not available")
 // landlockRuleset is the ABI 1 prefix of struct landlock_ruleset_attr,
 // all this ruleset needs.
 type landlockRuleset struct{ handledAccessFS uint64 }
+
+// landlockPathBeneath is struct landlock_path_beneath_attr, which the
+// kernel packs: the 4 bytes of padding Go adds after it are not read.
+type landlockPathBeneath struct {
+	allowedAccess uint64
+	parentFD      int32
+}
+
+// minLandlockABI is the first ABI with LANDLOCK_ACCESS_FS_REFER.
+const minLandlockABI = 2
 
 var landlockProbe struct {
 	once sync.Once
@@ -50,8 +66,8 @@ func IsolationAvailable() error {
 			landlockProbe.err = fmt.Errorf("%w: %v", ErrIsolationUnavailable, errno)
 		case errno != 0:
 			landlockProbe.err = fmt.Errorf("%w: probing its ABI: %v", ErrIsolationUnavailable, errno)
-		case abi < 1:
-			landlockProbe.err = fmt.Errorf("%w: ABI %d", ErrIsolationUnavailable, abi)
+		case abi < minLandlockABI:
+			landlockProbe.err = fmt.Errorf("%w: ABI %d, isolation needs %d (Linux 5.19) to allow renames across directories", ErrIsolationUnavailable, abi, minLandlockABI)
 		}
 	})
 	return landlockProbe.err
@@ -63,12 +79,22 @@ func IsolationAvailable() error {
 // privilege in them (sandboxd not running as root could not give them
 // any to begin with).
 func enterDomain() error {
-	attr := landlockRuleset{handledAccessFS: unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK}
+	attr := landlockRuleset{handledAccessFS: unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK | unix.LANDLOCK_ACCESS_FS_REFER}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
 		return fmt.Errorf("landlock_create_ruleset: %w", errno)
 	}
 	defer unix.Close(int(fd))
+	root, err := unix.Open("/", unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open /: %w", err)
+	}
+	defer unix.Close(root)
+	rule := landlockPathBeneath{allowedAccess: unix.LANDLOCK_ACCESS_FS_REFER, parentFD: int32(root)}
+	_, _, errno = unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&rule)), 0, 0, 0)
+	if errno != 0 {
+		return fmt.Errorf("landlock_add_rule: %w", errno)
+	}
 	_, _, errno = unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0)
 	if errno == unix.EPERM {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {

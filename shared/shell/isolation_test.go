@@ -116,3 +116,17 @@ func TestIsolatedProcessKeepsItsParentDeathSignal(t *testing.T) {
 		t.Fatalf("err %v, stdout %q; want the process to live its second", err, resp.Stdout)
 	}
 }
+
+// TestIsolatedProcessRenamesAcrossDirectories: the domain denies
+// nothing a build does. A Landlock ruleset that does not handle REFER
+// would refuse these with EXDEV (cargo failed so: "Invalid cross-device
+// link").
+func TestIsolatedProcessRenamesAcrossDirectories(t *testing.T) {
+	requireIsolation(t)
+	dir := t.TempDir()
+	resp, err := Run(context.Background(), sh(`cd "$1" && mkdir a b && echo x >a/f && mv a/f b/f && ln b/f a/g && mv a b/a && cat b/a/g && ls b`, dir),
+		Options{Timeout: time.Minute, Isolated: true})
+	if err != nil || string(resp.Stdout) != "x\na\nf\n" {
+		t.Fatalf("err %v, stdout %q, stderr %q", err, resp.Stdout, resp.Stderr)
+	}
+}

@@ -6,7 +6,7 @@
 #   make demo   run every example hook on its sample payloads (direct sandbox,
 #               then the Docker example: docker_run and docker_exec)
 #   make test   install what is missing, then every test with -race
-#   make unit   the edit-compile-test loop: go test -short, under a minute;
+#   make unit   the edit-compile-test loop: go test -short, under two minutes on two cores;
 #               no Docker, no kubectl, no apt-get, no plugin builds (the
 #               tests that need them skip and say so; make test runs them)
 #

@@ -1,10 +1,8 @@
 package dockerbox
 
 import (
-	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,7 +16,7 @@ import (
 // cacheVolumesOf lists the cache volumes labelled for workspace.
 func cacheVolumesOf(t testing.TB, workspace string) []string {
 	t.Helper()
-	out := dockerTB(t, "volume", "ls", "-q", "--filter", "label="+LabelKind+"="+KindCache, "--filter", "label="+LabelWorkspace+"="+workspace)
+	out := docker(t, "volume", "ls", "-q", "--filter", "label="+LabelKind+"="+KindCache, "--filter", "label="+LabelWorkspace+"="+workspace)
 	if out == "" {
 		return nil
 	}
@@ -33,27 +31,13 @@ func removeCacheVolumesUnder(t testing.TB, dir string) {
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
-	out := dockerTB(t, "volume", "ls", "--filter", "label="+LabelKind+"="+KindCache, "--format", `{{.Name}} {{.Label "`+LabelWorkspace+`"}}`)
+	out := docker(t, "volume", "ls", "--filter", "label="+LabelKind+"="+KindCache, "--format", `{{.Name}} {{.Label "`+LabelWorkspace+`"}}`)
 	for line := range strings.Lines(out) {
 		name, ws, _ := strings.Cut(strings.TrimSpace(line), " ")
 		if name != "" && strings.HasPrefix(ws, dir+string(filepath.Separator)) {
-			dockerTB(t, "volume", "rm", "-f", name)
+			docker(t, "volume", "rm", "-f", name)
 		}
 	}
-}
-
-// dockerTB is docker for any testing.TB (newTestProvider serves
-// benchmarks too).
-func dockerTB(t testing.TB, args ...string) string {
-	t.Helper()
-	var stderr bytes.Buffer
-	cmd := exec.Command("docker", args...)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("docker %s: %v: %s", strings.Join(args, " "), err, stderr.String())
-	}
-	return strings.TrimSpace(string(out))
 }
 
 func TestCodegenCacheKeyChecked(t *testing.T) {

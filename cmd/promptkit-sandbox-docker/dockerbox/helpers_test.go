@@ -35,7 +35,7 @@ func uniqueName(t *testing.T) string {
 	return "t-" + n + "-" + hex.EncodeToString(b[:])
 }
 
-func docker(t *testing.T, args ...string) string {
+func docker(t testing.TB, args ...string) string {
 	t.Helper()
 	var stderr bytes.Buffer
 	cmd := exec.Command("docker", args...)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
 	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
 )
 
@@ -123,4 +124,19 @@ func TestNodeProject(t *testing.T) {
 		{"typecheck", "src", []string{"src/label.ts:3:3: TS2322: Type 'number' is not assignable to type 'string'."},
 			"1 finding; tsc exited 2 [Node.js project]"},
 	})
+}
+
+// TestMarkersMatchTheImages: every file sandboxd detects a project by
+// also makes a provider pick the image of the project's language, so a
+// project whose tools sandboxd would run lands where they are.
+func TestMarkersMatchTheImages(t *testing.T) {
+	for lang, det := range map[string]Detector{
+		codegenimage.Go: GoDetector{}, codegenimage.Python: PythonDetector{}, codegenimage.Node: NodeDetector{}, codegenimage.Rust: RustDetector{},
+	} {
+		for _, m := range det.Markers() {
+			if !slices.Contains(codegenimage.Markers(lang), m) {
+				t.Errorf("%T detects a project by %s, which does not pick the %s image (codegenimage markers: %v)", det, m, lang, codegenimage.Markers(lang))
+			}
+		}
+	}
 }

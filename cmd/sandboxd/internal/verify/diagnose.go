@@ -143,10 +143,14 @@ func (v *Verifier) diagnosisFor(rel string) (diagnosis, bool) {
 		// pyflakes checks one file on its own, without importing it.
 		return diagnosis{step: Step{Tool: "pyflakes", Command: "pyflakes3", Args: []string{"./" + base}, Dir: dir, Optional: true, NewParser: newPyflakesParser}}, true
 	case ".ts", ".tsx", ".mts", ".cts":
+		// --skipLibCheck: the declaration files' own errors are no edit's
+		// findings, and checking them is half of tsc's time on a small
+		// project (3 CPU-seconds against 1.4 measured in the node image),
+		// which is what decides whether it fits the diagnostics' budget.
 		if proj, ok := v.nearest(dir, "tsconfig.json"); ok {
-			return diagnosis{step: Step{Tool: "tsc", Command: "tsc", Args: []string{"--noEmit", "--pretty", "false", "-p", "."}, Dir: proj, Optional: true, NewParser: newTscParser}}, true
+			return diagnosis{step: Step{Tool: "tsc", Command: "tsc", Args: []string{"--noEmit", "--pretty", "false", "--skipLibCheck", "-p", "."}, Dir: proj, Optional: true, NewParser: newTscParser}}, true
 		}
-		return diagnosis{step: Step{Tool: "tsc", Command: "tsc", Args: []string{"--noEmit", "--pretty", "false", "./" + base}, Dir: dir, Optional: true, NewParser: newTscParser}}, true
+		return diagnosis{step: Step{Tool: "tsc", Command: "tsc", Args: []string{"--noEmit", "--pretty", "false", "--skipLibCheck", "./" + base}, Dir: dir, Optional: true, NewParser: newTscParser}}, true
 	case ".rs":
 		crate, ok := v.nearest(dir, "Cargo.toml")
 		if !ok {

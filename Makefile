@@ -60,7 +60,7 @@ TOOLS               := $(CURDIR)/bin/tools
 PROTOC_GEN_GO       := v1.36.12
 PROTOC_GEN_GO_GRPC  := v1.5.1
 
-.PHONY: all build run demo demo-docker example-image sandboxd-image test unit deps test-deps docker images tools generate bench lint fuzz clean
+.PHONY: all build run demo demo-docker example-image sandboxd-image sandboxd-images test unit deps test-deps docker images tools generate bench lint fuzz clean
 
 all: build
 
@@ -105,7 +105,7 @@ example-image: docker
 # 233 s against 200 s here.
 # TestLargeInputAllocations counts allocations, which mean nothing under
 # -race (sync.Pool drops items there): it runs once more without it.
-test: test-deps docker tools lint images sandboxd-image
+test: test-deps docker tools lint images
 	$(GO) test -race -p 1 -timeout 30m -count 1 $$($(GO) list ./... | grep -v '/cmd/promptkit-sandbox-docker')
 	$(GO) test -race -p 1 -parallel 1 -timeout 30m -count 1 ./cmd/promptkit-sandbox-docker/...
 	$(GO) test -count 1 -run '^TestLargeInputAllocations$$' ./hooks/wire/
@@ -177,12 +177,20 @@ docker:
 images: docker example-image
 	$(GO) run ./internal/dockertest/cmd/build-images
 
-# sandboxd-image builds promptkit/sandboxd:VERSION from Debian's packages
-# (mmdebstrap, docker import) unless the engine has it built from the same
-# inputs (internal/sandboxdimage; docs/sandboxd.md, "In a container").
+# sandboxd-image builds promptkit/sandboxd:VERSION (Go) from Debian's
+# packages (mmdebstrap, docker import) unless the engine has it built from
+# the same inputs (internal/sandboxdimage; docs/sandboxd.md, "In a
+# container"). LANGUAGES picks another language set, e.g.
+# LANGUAGES=python or LANGUAGES=go,python (one image serving both);
+# sandboxd-images builds one image per language (go, python, node, rust).
+LANGUAGES ?= go
 sandboxd-image: docker
 	@$(call install_debs,mmdebstrap:mmdebstrap)
-	$(GO) run ./internal/sandboxdimage/cmd/build-sandboxd-image -version $(VERSION)
+	$(GO) run ./internal/sandboxdimage/cmd/build-sandboxd-image -version $(VERSION) -languages $(LANGUAGES)
+
+sandboxd-images: docker
+	@$(call install_debs,mmdebstrap:mmdebstrap)
+	$(GO) run ./internal/sandboxdimage/cmd/build-sandboxd-image -version $(VERSION) -each
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./...
@@ -231,8 +239,16 @@ clean:
 #   make kube-down   stop it and remove everything it made
 KUBECLUSTER := $(GO) run ./internal/kubecluster/cmd/kubecluster
 
-.PHONY: kube-deps kube-build kube-up kube-down
-test: kube-deps kube-build
+.PHONY: kube-deps kube-build kube-up kube-down slow-setup
+test: kube-deps slow-setup
+
+# slow-setup builds the sandboxd images (one per language: the tests run
+# each) and the Kubernetes binaries side by side: the images wait mostly
+# on downloads and dpkg, the Kubernetes build on the compiler, and one
+# after the other they made a cold make test minutes longer.
+slow-setup: docker kube-deps
+	@$(call install_debs,mmdebstrap:mmdebstrap)
+	$(MAKE) --no-print-directory -j2 sandboxd-images kube-build
 
 kube-deps:
 	$(KUBECLUSTER) deps

@@ -1,27 +1,32 @@
-// Package sandboxdimage builds the sandboxd container image,
-// promptkit/sandboxd:VERSION, without a registry: mmdebstrap makes a
-// minimal Debian root filesystem from Debian's packages, docker import
-// loads it as the base, and a docker build FROM that base adds the host's
-// Go toolchain, staticcheck and sandboxd built from this tree.
+// Package sandboxdimage builds the sandboxd container images without a
+// registry, one per language set: promptkit/sandboxd:VERSION serves Go,
+// promptkit/sandboxd-python:VERSION Python, and so on
+// (codegenimage.ImageFor). Each image stacks
 //
-// The image is labelled with a hash of its inputs (codegenimage.InputsLabel)
-// and the base is tagged with one, so Ensure skips whatever is up to date:
-// `make sandboxd-image`, its tests and a provider's tests share one build.
+//   - the base: a minimal Debian root filesystem that mmdebstrap makes
+//     and docker import loads (bash, git, ripgrep, universal-ctags,
+//     graphviz), shared by every image;
+//   - one layer per language: for Go the host's toolchain, staticcheck
+//     and gopls with the standard library compiled (a docker build); for
+//     the others Debian's packages, installed by dpkg in a container and
+//     committed (debs.go);
+//   - sandboxd built from this tree, its git configuration and its user.
+//
+// Every layer is labelled with a hash of its inputs, its parent's
+// included, so Ensure skips whatever is up to date: `make
+// sandboxd-image`, its tests and a provider's tests share one build.
 package sandboxdimage
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/flock"
 
@@ -35,10 +40,20 @@ const (
 	baseLabel      = "org.promptkit.sandboxd.base"
 )
 
+// layerRepository holds the language layers, tagged LANGUAGE-KEY; the
+// label holds the whole key.
+const (
+	layerRepository = "promptkit/sandboxd-layer"
+	layerLabel      = "org.promptkit.sandboxd.layer"
+)
+
 // Options say what to build; the zero value builds the default version
 // from the repository the working directory is in.
 type Options struct {
-	Version   string    // the image's tag and sandboxd's version; "" for codegenimage.Version
+	Version string // the image's tag and sandboxd's version; "" for codegenimage.Version
+	// Languages the image serves (codegenimage.Languages); empty for
+	// codegenimage.DefaultLanguage.
+	Languages []string
 	ModuleDir string    // this repository's root; "" finds it from the working directory
 	CacheDir  string    // where built binaries are kept; "" for the user's cache directory
 	Log       io.Writer // progress lines; nil for none
@@ -49,6 +64,8 @@ type Result struct {
 	Ref    string // e.g. promptkit/sandboxd:0.1.0
 	Inputs string // the hash of its inputs, also its InputsLabel
 	Built  bool   // false when the engine already had it
+	// Languages it serves, in the order of codegenimage.Languages.
+	Languages []string
 }
 
 // Ensure builds the image unless the engine has one built from the same
@@ -65,11 +82,11 @@ func Ensure(ctx context.Context, o Options) (Result, error) {
 	}
 	defer unlock()
 
-	in, err := o.inputs(ctx)
+	p, err := o.plan(ctx)
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Ref: codegenimage.Image(o.Version), Inputs: in.key()}
+	res := Result{Ref: codegenimage.ImageFor(o.Version, o.Languages...), Inputs: p.top.key(), Languages: o.Languages}
 	have, err := imageLabel(ctx, res.Ref, codegenimage.InputsLabel)
 	if err != nil {
 		return Result{}, err
@@ -78,11 +95,28 @@ func Ensure(ctx context.Context, o Options) (Result, error) {
 		o.logf("%s is up to date (inputs %s)", res.Ref, res.Inputs[:12])
 		return res, nil
 	}
-	baseRef := baseRepository + ":" + in.base[:12]
-	if err := ensureBase(ctx, o, baseRef); err != nil {
+	parent := baseRepository + ":" + p.base[:12]
+	if err := ensureBase(ctx, o, parent); err != nil {
 		return Result{}, err
 	}
-	if err := buildImage(ctx, o, in, baseRef, res); err != nil {
+	var chain []string
+	for _, l := range p.layers {
+		chain = append(chain, l.language)
+		prefix := layerRepository + ":" + strings.Join(chain, "-") + "-"
+		ref := prefix + l.key[:12]
+		have, err := imageLabel(ctx, ref, layerLabel)
+		if err != nil {
+			return Result{}, err
+		}
+		if have != l.key {
+			if err := l.build(ctx, o, parent, ref); err != nil {
+				return Result{}, err
+			}
+			untagOthers(ctx, prefix, ref)
+		}
+		parent = ref
+	}
+	if err := buildTop(ctx, o, p.top, parent, res); err != nil {
 		return Result{}, err
 	}
 	res.Built = true
@@ -97,6 +131,14 @@ func (o *Options) fill(ctx context.Context) error {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	if len(o.Languages) == 0 {
+		o.Languages = []string{codegenimage.DefaultLanguage}
+	}
+	langs, err := codegenimage.ParseLanguages(strings.Join(o.Languages, ","))
+	if err != nil {
+		return fmt.Errorf("languages: %w", err)
+	}
+	o.Languages = langs
 	if o.ModuleDir == "" {
 		gomod, err := goCommand(ctx, "", nil, "env", "GOMOD")
 		if err != nil {
@@ -125,60 +167,14 @@ func (o *Options) logf(format string, args ...any) {
 	fmt.Fprintf(o.Log, "sandboxd-image: "+format+"\n", args...)
 }
 
-// inputs builds the binaries (a no-op when they are up to date) and
-// gathers everything the image's hash covers.
-func (o *Options) inputs(ctx context.Context) (imageInputs, error) {
-	tc, err := findToolchain(ctx)
-	if err != nil {
-		return imageInputs{}, err
-	}
-	sandboxd, err := buildSandboxd(ctx, o.ModuleDir, o.CacheDir, o.Version)
-	if err != nil {
-		return imageInputs{}, err
-	}
-	staticcheck, err := staticcheckTool.install(ctx, o.CacheDir, tc)
-	if err != nil {
-		return imageInputs{}, err
-	}
-	gopls, err := goplsTool.install(ctx, o.CacheDir, tc)
-	if err != nil {
-		return imageInputs{}, err
-	}
-	in := imageInputs{
-		base:        baseKey(debian, aptState(debian)),
-		dockerfile:  dockerfile,
-		gitconfig:   gitconfig,
-		buildArgs:   buildArgs(""),
-		goToolchain: tc.id(),
-		goroot:      tc.goroot,
-		sandboxdBin: sandboxd,
-		staticBin:   staticcheck,
-		goplsBin:    gopls,
-	}
-	if in.sandboxd, err = fileHash(sandboxd); err != nil {
-		return imageInputs{}, err
-	}
-	if in.staticcheck, err = fileHash(staticcheck); err != nil {
-		return imageInputs{}, err
-	}
-	if in.gopls, err = fileHash(gopls); err != nil {
-		return imageInputs{}, err
-	}
-	return in, nil
-}
-
-// buildArgs are the docker build --build-arg values; the base's reference
-// is left out of the hash (baseKey covers it).
-func buildArgs(baseRef string) []string {
-	args := []string{
+// buildArgs are the last layer's docker build --build-arg values besides
+// its parent's reference, which its key covers.
+func buildArgs() []string {
+	return []string{
 		"UID=" + strconv.Itoa(codegenimage.UID),
 		"GID=" + strconv.Itoa(codegenimage.GID),
 		"USERNAME=" + codegenimage.UserName,
 	}
-	if baseRef != "" {
-		args = append(args, "BASE="+baseRef)
-	}
-	return args
 }
 
 func fileHash(path string) ([]byte, error) {
@@ -194,59 +190,25 @@ func fileHash(path string) ([]byte, error) {
 	return h.Sum(nil), nil
 }
 
-// buildImage assembles the build context and builds res.Ref FROM baseRef.
-func buildImage(ctx context.Context, o Options, in imageInputs, baseRef string, res Result) error {
-	dir, err := os.MkdirTemp("", "sandboxd-image-")
+// untagOthers removes the tags of the layers the one just built
+// replaces (the same languages on the same chain, other inputs), so
+// that they do not pile up; an image still in use stays (best effort).
+func untagOthers(ctx context.Context, prefix, keep string) {
+	out, err := docker(ctx, "image", "ls", "--format", "{{.Repository}}:{{.Tag}}", layerRepository)
 	if err != nil {
-		return fmt.Errorf("making the build context: %w", err)
+		return
 	}
-	defer os.RemoveAll(dir)
-	if err := in.writeContext(dir); err != nil {
-		return fmt.Errorf("assembling the build context: %w", err)
-	}
-	o.logf("building %s FROM %s", res.Ref, baseRef)
-	start := time.Now()
-	args := []string{"build", "--force-rm", "--network", "none",
-		"--label", codegenimage.InputsLabel + "=" + res.Inputs, "--tag", res.Ref}
-	for _, a := range buildArgs(baseRef) {
-		args = append(args, "--build-arg", a)
-	}
-	if _, err := docker(ctx, append(args, dir)...); err != nil {
-		return fmt.Errorf("building %s: %w", res.Ref, err)
-	}
-	o.logf("%s built in %s (inputs %s)", res.Ref, time.Since(start).Round(time.Second), res.Inputs[:12])
-	// The image the tag pointed at before is dangling now; tidying up is
-	// best effort, and an image a container still uses stays.
-	_, _ = docker(ctx, "image", "prune", "--force", "--filter", "label="+codegenimage.InputsLabel)
-	return nil
-}
-
-// writeContext writes the Dockerfile and everything it copies into dir.
-func (in imageInputs) writeContext(dir string) error {
-	files := map[string]string{"Dockerfile": in.dockerfile, "gitconfig": in.gitconfig}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			return err
+	for _, ref := range strings.Fields(out) {
+		if strings.HasPrefix(ref, prefix) && ref != keep {
+			_, _ = docker(ctx, "image", "rm", ref)
 		}
 	}
-	for name, src := range map[string]string{"sandboxd": in.sandboxdBin, "staticcheck": in.staticBin, "gopls": in.goplsBin} {
-		if err := linkOrCopy(src, filepath.Join(dir, name), 0o755); err != nil {
-			return err
-		}
-	}
-	return copyGoroot(in.goroot, filepath.Join(dir, "go"))
 }
 
 // docker runs the docker CLI and returns its stdout; the error carries
 // the command and docker's stderr.
 func docker(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "docker", args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("docker %s: %w: %s", strings.Join(args, " "), err, tail(stderr.String()))
-	}
-	return stdout.String(), nil
+	return output(ctx, "docker", args...)
 }
 
 // imageLabel returns the image's label key, "" when the image or the

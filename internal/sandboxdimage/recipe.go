@@ -2,12 +2,14 @@ package sandboxdimage
 
 import (
 	"crypto/sha256"
-	_ "embed" // the Dockerfile and gitconfig
+	_ "embed" // the Dockerfiles and gitconfig
 	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
 )
 
 // recipeVersion changes whenever the way the image is assembled changes in
@@ -23,8 +25,13 @@ const StaticcheckVersion = "v0.8.2"
 // host's tests (v0.24 needs Go 1.27).
 const GoplsVersion = "v0.23.0"
 
+// dockerfile builds the image's last layer; goDockerfile the Go layer.
+//
 //go:embed Dockerfile
 var dockerfile string
+
+//go:embed go.Dockerfile
+var goDockerfile string
 
 //go:embed gitconfig
 var gitconfig string
@@ -101,32 +108,86 @@ func baseKey(d Debian, aptState string) string {
 	return x.sum()
 }
 
-// imageInputs is everything the final image is built from besides the
-// base; the binaries are identified by their bytes.
-type imageInputs struct {
-	base        string // baseKey
+// languagePackages are the Debian packages of each language's layer,
+// installed on top of the base (Go's layer is the host's toolchain
+// instead: Debian bookworm's golang-go is 1.19, too old for today's
+// go.mod files). They are what sandboxd's run_tests, run_lint,
+// run_typecheck and language servers run for the language
+// (cmd/sandboxd/internal/verify, cmd/sandboxd/internal/lsp).
+var languagePackages = map[string][]string{
+	// pytest, mypy and flake8 are run_tests, run_typecheck and
+	// run_lint; pyflakes3 the diagnostics after an edit; pylsp answers
+	// find_definition, find_references and rename_symbol.
+	codegenimage.Python: {"python3", "python3-pytest", "mypy", "flake8", "pyflakes3", "python3-pylsp"},
+	// node --test, tsc and eslint.
+	codegenimage.Node: {"nodejs", "node-typescript", "eslint"},
+	// cargo test, cargo check and cargo clippy; rustfmt for the agent.
+	// rustc links with the C toolchain it depends on.
+	codegenimage.Rust: {"cargo", "rustc", "rust-clippy", "rustfmt"},
+}
+
+// goLayerInputs is what the Go layer is built from: the host's Go
+// toolchain, staticcheck and gopls, with the standard library compiled
+// into the build-cache seed.
+type goLayerInputs struct {
+	parent      string // the key of the image it is built on
 	dockerfile  string
-	gitconfig   string
-	buildArgs   []string
-	sandboxd    []byte // sha256 of the binary
-	staticcheck []byte
+	staticcheck []byte // sha256 of the binary
 	gopls       []byte
 	goToolchain string // go version, GOROOT and what is left out of it
 
 	// Where the files are, for the build context; not hashed.
-	goroot, sandboxdBin, staticBin, goplsBin string
+	goroot, staticBin, goplsBin string
 }
 
-func (in imageInputs) key() string {
+func (in goLayerInputs) key() string {
+	x := newHasher("go-layer")
+	x.field("parent", []byte(in.parent))
+	x.field("Dockerfile", []byte(in.dockerfile))
+	x.field("staticcheck", in.staticcheck)
+	x.field("gopls", in.gopls)
+	x.field("go", []byte(in.goToolchain))
+	return x.sum()
+}
+
+// debLayerInputs is what a Debian-packaged language's layer is made of.
+type debLayerInputs struct {
+	parent   string // the key of the image it is installed on
+	language string
+	packages []string
+	script   string // what installs them (installScript)
+}
+
+func (in debLayerInputs) key() string {
+	x := newHasher("deb-layer")
+	x.field("parent", []byte(in.parent))
+	x.field("language", []byte(in.language))
+	x.field("packages", []byte(strings.Join(in.packages, " ")))
+	x.field("script", []byte(in.script))
+	return x.sum()
+}
+
+// topInputs is what the image's last layer adds to the language layers:
+// sandboxd, its git configuration and its user.
+type topInputs struct {
+	parent     string // the key of the last language layer
+	languages  []string
+	dockerfile string
+	gitconfig  string
+	buildArgs  []string
+	sandboxd   []byte // sha256 of the binary
+
+	sandboxdBin string // where it is; not hashed
+}
+
+func (in topInputs) key() string {
 	x := newHasher("image")
-	x.field("base", []byte(in.base))
+	x.field("parent", []byte(in.parent))
+	x.field("languages", []byte(strings.Join(in.languages, ",")))
 	x.field("Dockerfile", []byte(in.dockerfile))
 	x.field("gitconfig", []byte(in.gitconfig))
 	x.field("build-args", []byte(strings.Join(in.buildArgs, "\n")))
 	x.field("sandboxd", in.sandboxd)
-	x.field("staticcheck", in.staticcheck)
-	x.field("gopls", in.gopls)
-	x.field("go", []byte(in.goToolchain))
 	return x.sum()
 }
 

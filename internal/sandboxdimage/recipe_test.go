@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
@@ -49,38 +50,80 @@ func TestBaseKeyCoversItsInputs(t *testing.T) {
 	}
 }
 
-func TestImageKeyCoversItsInputs(t *testing.T) {
-	in := imageInputs{base: "b", dockerfile: "d", gitconfig: "g", buildArgs: []string{"UID=1"},
-		sandboxd: []byte{1}, staticcheck: []byte{2}, gopls: []byte{4}, goToolchain: "go1.26", goroot: "/x"}
+// keyed is a layer's inputs: what they hash to.
+type keyed interface{ key() string }
+
+// assertKeyCovers: every change makes another key.
+func assertKeyCovers[T keyed](t *testing.T, in T, changes map[string]func(*T)) {
+	t.Helper()
 	key := in.key()
-	changes := map[string]func(*imageInputs){
-		"base":        func(i *imageInputs) { i.base = "b2" },
-		"Dockerfile":  func(i *imageInputs) { i.dockerfile = "d2" },
-		"gitconfig":   func(i *imageInputs) { i.gitconfig = "g2" },
-		"build args":  func(i *imageInputs) { i.buildArgs = []string{"UID=2"} },
-		"sandboxd":    func(i *imageInputs) { i.sandboxd = []byte{3} },
-		"staticcheck": func(i *imageInputs) { i.staticcheck = []byte{3} },
-		"gopls":       func(i *imageInputs) { i.gopls = []byte{5} },
-		"go":          func(i *imageInputs) { i.goToolchain = "go1.27" },
-	}
 	for name, f := range changes {
 		c := in
 		f(&c)
 		if c.key() == key {
-			t.Errorf("changing %s kept the key", name)
+			t.Errorf("%T: changing %s kept the key", in, name)
 		}
 	}
+}
+
+func TestLayerKeysCoverTheirInputs(t *testing.T) {
+	goIn := goLayerInputs{parent: "p", dockerfile: "d", staticcheck: []byte{2}, gopls: []byte{4}, goToolchain: "go1.26", goroot: "/x"}
+	assertKeyCovers(t, goIn, map[string]func(*goLayerInputs){
+		"parent":      func(i *goLayerInputs) { i.parent = "p2" },
+		"Dockerfile":  func(i *goLayerInputs) { i.dockerfile = "d2" },
+		"staticcheck": func(i *goLayerInputs) { i.staticcheck = []byte{3} },
+		"gopls":       func(i *goLayerInputs) { i.gopls = []byte{5} },
+		"go":          func(i *goLayerInputs) { i.goToolchain = "go1.27" },
+		// Fields are length-prefixed: moving bytes between them is a change.
+		"bytes between fields": func(i *goLayerInputs) { i.parent, i.dockerfile = "pd", "" },
+	})
+	debIn := debLayerInputs{parent: "p", language: "python", packages: []string{"python3"}, script: "s"}
+	assertKeyCovers(t, debIn, map[string]func(*debLayerInputs){
+		"parent":   func(i *debLayerInputs) { i.parent = "p2" },
+		"language": func(i *debLayerInputs) { i.language = "node" },
+		"packages": func(i *debLayerInputs) { i.packages = []string{"python3", "flake8"} },
+		"script":   func(i *debLayerInputs) { i.script = "s2" },
+	})
+	top := topInputs{parent: "p", languages: []string{"go"}, dockerfile: "d", gitconfig: "g", buildArgs: []string{"UID=1"}, sandboxd: []byte{1}}
+	assertKeyCovers(t, top, map[string]func(*topInputs){
+		"parent":     func(i *topInputs) { i.parent = "p2" },
+		"languages":  func(i *topInputs) { i.languages = []string{"go", "python"} },
+		"Dockerfile": func(i *topInputs) { i.dockerfile = "d2" },
+		"gitconfig":  func(i *topInputs) { i.gitconfig = "g2" },
+		"build args": func(i *topInputs) { i.buildArgs = []string{"UID=2"} },
+		"sandboxd":   func(i *topInputs) { i.sandboxd = []byte{3} },
+	})
 	// Where the files are does not matter, only what they hold.
-	c := in
-	c.goroot, c.sandboxdBin = "/elsewhere", "/tmp/sandboxd"
-	if c.key() != key {
-		t.Error("moving the inputs changed the key")
+	moved := goIn
+	moved.goroot, moved.goplsBin = "/elsewhere", "/tmp/gopls"
+	if moved.key() != goIn.key() {
+		t.Error("moving the Go layer's inputs changed its key")
 	}
-	// Fields are length-prefixed: moving bytes between them is a change.
-	c = in
-	c.base, c.dockerfile = "bd", ""
-	if c.key() == key {
-		t.Error("moving bytes between fields kept the key")
+	movedTop := top
+	movedTop.sandboxdBin = "/tmp/sandboxd"
+	if movedTop.key() != top.key() {
+		t.Error("moving sandboxd changed the key")
+	}
+}
+
+func TestEveryLanguageHasALayer(t *testing.T) {
+	for _, l := range codegenimage.Languages {
+		if l != codegenimage.Go && len(languagePackages[l]) == 0 {
+			t.Errorf("language %s has no packages", l)
+		}
+	}
+}
+
+func TestAptConfigNamesEveryHostPath(t *testing.T) {
+	conf := aptConfig("/w", "/c", "amd64")
+	for _, want := range []string{`Dir::Etc::Parts "/w/empty";`, `Dir::Etc::SourceList "/w/sources.list";`, `Dir::State::status "/w/status";`,
+		`Dir::State::Lists "/c/lists";`, `APT::Architectures { "amd64"; };`, `APT::Install-Recommends "false";`} {
+		if !strings.Contains(conf, want) {
+			t.Errorf("apt.conf lacks %s:\n%s", want, conf)
+		}
+	}
+	if got := sourcesList(debian); !strings.HasPrefix(got, "deb [signed-by="+debianKeyring+"] http://deb.debian.org/debian bookworm main\n") {
+		t.Errorf("sources.list: %q", got)
 	}
 }
 

@@ -1,7 +1,12 @@
-// Command build-sandboxd-image builds the sandboxd container image,
-// promptkit/sandboxd:VERSION, unless the engine already has one built from
-// the same inputs, and prints its reference. `make sandboxd-image` runs it
-// from the repository's root.
+// Command build-sandboxd-image builds sandboxd container images unless
+// the engine already has them built from the same inputs, and prints
+// their references. `make sandboxd-image` runs it for the default (Go)
+// image, `make sandboxd-images` with -each for one image per language.
+//
+//	build-sandboxd-image                      promptkit/sandboxd:VERSION (Go)
+//	build-sandboxd-image -languages python    promptkit/sandboxd-python:VERSION
+//	build-sandboxd-image -languages go,python one image serving both
+//	build-sandboxd-image -each                one image per language
 package main
 
 import (
@@ -10,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,26 +24,43 @@ import (
 )
 
 func main() {
-	version := flag.String("version", codegenimage.Version, "the image's tag and sandboxd's version")
+	version := flag.String("version", codegenimage.Version, "the images' tag and sandboxd's version")
+	languages := flag.String("languages", codegenimage.DefaultLanguage, "the languages one image serves, comma-separated ("+strings.Join(codegenimage.Languages, ", ")+")")
+	each := flag.Bool("each", false, "build one image per language instead")
 	flag.Parse()
-	if err := run(*version); err != nil {
+	sets := [][]string{}
+	if *each {
+		for _, l := range codegenimage.Languages {
+			sets = append(sets, []string{l})
+		}
+	} else {
+		langs, err := codegenimage.ParseLanguages(*languages)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "build-sandboxd-image: -languages:", err)
+			os.Exit(2)
+		}
+		sets = append(sets, langs)
+	}
+	if err := run(*version, sets); err != nil {
 		fmt.Fprintln(os.Stderr, "build-sandboxd-image:", err)
 		os.Exit(1)
 	}
 }
 
-func run(version string) error {
+func run(version string, sets [][]string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	start := time.Now()
-	res, err := sandboxdimage.Ensure(ctx, sandboxdimage.Options{Version: version, Log: os.Stderr})
-	if err != nil {
-		return err
+	for _, langs := range sets {
+		start := time.Now()
+		res, err := sandboxdimage.Ensure(ctx, sandboxdimage.Options{Version: version, Languages: langs, Log: os.Stderr})
+		if err != nil {
+			return err
+		}
+		what := "up to date"
+		if res.Built {
+			what = "built"
+		}
+		fmt.Printf("%s %s in %s\n", res.Ref, what, time.Since(start).Round(time.Millisecond))
 	}
-	what := "up to date"
-	if res.Built {
-		what = "built"
-	}
-	fmt.Printf("%s %s in %s\n", res.Ref, what, time.Since(start).Round(time.Millisecond))
 	return nil
 }

@@ -9,10 +9,10 @@ import (
 	"maps"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/hashicorp/go-hclog"
 	"github.com/moby/moby/client"
 
@@ -120,12 +120,12 @@ func (p *CodegenProvider) Provision(ctx context.Context, spec plugin.ProvisionSp
 	if err != nil {
 		return plugin.Provisioned{}, err
 	}
-	if _, err := cli.ImageInspect(ctx, set.image); err != nil {
-		if cerrdefs.IsNotFound(err) {
-			return plugin.Provisioned{}, imageMissing(set.image)
-		}
-		return plugin.Provisioned{}, provisionErr(ctx, cli, "inspect image "+set.image, err)
+	img, err := chooseImage(ctx, cli, set, set.workspace)
+	if err != nil {
+		return plugin.Provisioned{}, err
 	}
+	set.image = img.ref
+	p.log.Info("codegen sandbox image", "sandbox", spec.Name, "image", img.ref, "languages", strings.Join(img.languages, ","), "chosen_by", img.by, "detected", img.detected)
 	b := &codegenBox{idle: set.idle}
 	ok := false
 	defer func() {
@@ -169,7 +169,7 @@ func (p *CodegenProvider) Provision(ctx context.Context, spec plugin.ProvisionSp
 		return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
 	}
 	endpoint := "http://" + b.fwd.Addr() + mcpready.Path
-	details := map[string]string{}
+	details := img.details()
 	if set.metrics {
 		if b.metrics, err = loopback.New(loopback.Unix(b.dir.run + "/" + metricsSocketName)); err != nil {
 			return plugin.Provisioned{}, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
@@ -195,7 +195,7 @@ func (p *CodegenProvider) Provision(ctx context.Context, spec plugin.ProvisionSp
 		Details: details,
 	}
 	maps.Copy(details, map[string]string{
-		"container": b.ctr.id, "image": set.image, "dir": b.dir.dir, "network": set.network,
+		"container": b.ctr.id, "dir": b.dir.dir, "network": set.network,
 		"user":         strconv.Itoa(set.uid) + ":" + strconv.Itoa(set.gid),
 		"idle_timeout": set.idle.String(),
 		"workspace_by": map[bool]string{true: "provider", false: "user"}[b.dir.workspace != ""],

@@ -117,6 +117,7 @@ const DefaultIdleTimeout = provision.DefaultIdleTimeout
 // codegenConfig mirrors the docker_codegen keys.
 type codegenConfig struct {
 	Image       string            `json:"image"`
+	Language    string            `json:"language"`
 	Workspace   string            `json:"workspace"`
 	Network     *string           `json:"network"`
 	Memory      *flexString       `json:"memory"`
@@ -130,8 +131,9 @@ type codegenConfig struct {
 
 // codegenSettings is a validated docker_codegen configuration.
 type codegenSettings struct {
-	image     string
-	workspace string // absolute host path; "" = the provider makes one
+	image     string   // "" = chosen by language or the workspace (chooseImage)
+	languages []string // the language key's, in codegenimage's order
+	workspace string   // absolute host path; "" = the provider makes one
 	network   string
 	memory    int64
 	nanoCPUs  int64
@@ -150,10 +152,19 @@ func parseCodegenConfig(cfg map[string]any, h Hardening) (codegenSettings, error
 	}
 	var problems sandbox.Problems
 	add := problems.Add
-	if strings.TrimSpace(c.Image) == "" {
-		add(errors.New(`config: key "image" is required (the sandboxd image, e.g. "promptkit/sandboxd:0.1.0", present in the local engine)`))
+	if c.Image != "" && strings.TrimSpace(c.Image) == "" {
+		add(keyErr("image", "must not be blank (leave it out to choose the image by language)"))
 	}
-	s.image = c.Image
+	s.image = strings.TrimSpace(c.Image)
+	if c.Language != "" {
+		var err error
+		if s.languages, err = codegenimage.ParseLanguages(c.Language); err != nil {
+			add(keyErr("language", "%v", err))
+		}
+		if s.image != "" {
+			add(errors.New(`config: keys "image" and "language" exclude each other (an image serves the languages it was built for)`))
+		}
+	}
 	if rest, ok := strings.CutPrefix(c.Workspace, "~/"); ok {
 		if home, err := os.UserHomeDir(); err == nil {
 			c.Workspace = filepath.Join(home, rest)

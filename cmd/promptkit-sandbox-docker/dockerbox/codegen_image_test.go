@@ -108,14 +108,15 @@ func TestCodegenRealImage(t *testing.T) {
 	}
 }
 
-// realImage is the sandboxd image make sandboxd-image builds, built here
-// when the engine lacks it (minutes, once).
-func realImage(t testing.TB) string {
+// realImage is the sandboxd image of langs (none: the default, Go) as
+// make sandboxd-image and make sandboxd-images build it, built here when
+// the engine lacks it (minutes, once).
+func realImage(t testing.TB, langs ...string) string {
 	t.Helper()
 	dockertest.Require(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	img, err := sandboxdimage.Ensure(ctx, sandboxdimage.Options{})
+	img, err := sandboxdimage.Ensure(ctx, sandboxdimage.Options{Languages: langs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,7 @@ const (
 // config mirrors the keys as written.
 type config struct {
 	Image         string            `json:"image"`
+	Language      string            `json:"language"`
 	Namespace     string            `json:"namespace"`
 	Kubeconfig    string            `json:"kubeconfig"`
 	Context       string            `json:"context"`
@@ -53,7 +54,9 @@ type config struct {
 // settings is a validated configuration.
 type settings struct {
 	image         string
-	namespace     string // "" = the client configuration's
+	imageBy       string   // "image", "language" or "default": the image_by detail
+	languages     []string // what the image serves, when the plugin named it
+	namespace     string   // "" = the client configuration's
 	kubeconfig    string
 	context       string
 	workspacePVC  string // "" = an emptyDir of workspaceSize
@@ -80,8 +83,22 @@ func parseConfig(cfg map[string]any) (settings, error) {
 		image: c.Image, namespace: c.Namespace, kubeconfig: c.Kubeconfig, context: c.Context,
 		workspacePVC: c.WorkspacePVC, network: c.Network, metrics: c.Metrics,
 	}
-	if strings.TrimSpace(s.image) == "" {
-		s.image = codegenimage.Image("")
+	// The workspace is in the cluster, where the plugin cannot look
+	// for language markers: the language key names the image, or the
+	// default image serves.
+	s.imageBy, s.languages = "image", nil
+	switch {
+	case strings.TrimSpace(s.image) != "" && c.Language != "":
+		add(errors.New(`config: keys "image" and "language" exclude each other (an image serves the languages it was built for)`))
+	case strings.TrimSpace(s.image) != "":
+	case c.Language != "":
+		langs, err := codegenimage.ParseLanguages(c.Language)
+		if err != nil {
+			add(keyErr("language", "%v", err))
+		}
+		s.image, s.imageBy, s.languages = codegenimage.ImageFor("", langs...), "language", langs
+	default:
+		s.image, s.imageBy, s.languages = codegenimage.Image(""), "default", []string{codegenimage.DefaultLanguage}
 	}
 	if s.namespace != "" {
 		for _, msg := range validation.IsDNS1123Label(s.namespace) {

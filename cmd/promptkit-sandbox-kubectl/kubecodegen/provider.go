@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -128,7 +129,7 @@ func (p *Provider) Provision(ctx context.Context, spec plugin.ProvisionSpec) (pl
 		return plugin.Provisioned{}, err
 	}
 	details := map[string]string{
-		"namespace": ns, "pod": b.o.name, "image": set.image, "network": set.network,
+		"namespace": ns, "pod": b.o.name, "image": set.image, "image_by": set.imageBy, "languages": strings.Join(set.languages, ","), "network": set.network,
 		"service_endpoint": fmt.Sprintf("http://%s.%s.svc:%d%s", b.o.name, ns, Port, mcpready.Path),
 		"idle_timeout":     set.idle.String(),
 	}

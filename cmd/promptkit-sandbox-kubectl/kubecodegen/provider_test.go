@@ -296,11 +296,12 @@ func TestKilledPluginsSandboxesAreSwept(t *testing.T) {
 	}
 }
 
-// imageOnNode builds the real sandboxd image when the engine lacks it
-// and imports it into the cluster's node.
-func imageOnNode(ctx context.Context, t *testing.T, k *kubecluster.Cluster) sandboxdimage.Result {
+// imageOnNode builds the real sandboxd image of langs (none: the
+// default, Go) when the engine lacks it and imports it into the
+// cluster's node.
+func imageOnNode(ctx context.Context, t *testing.T, k *kubecluster.Cluster, langs ...string) sandboxdimage.Result {
 	t.Helper()
-	img, err := sandboxdimage.Ensure(ctx, sandboxdimage.Options{})
+	img, err := sandboxdimage.Ensure(ctx, sandboxdimage.Options{Languages: langs})
 	if err != nil {
 		t.Fatal(err)
 	}

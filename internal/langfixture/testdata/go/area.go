@@ -1,0 +1,4 @@
+package shapes
+
+// Area is a rectangle's area.
+func Area(w, h int) int { return w * h }

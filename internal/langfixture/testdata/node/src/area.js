@@ -1,0 +1,7 @@
+'use strict';
+
+function area(w, h) {
+  return w * h;
+}
+
+module.exports = { area };

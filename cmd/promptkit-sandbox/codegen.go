@@ -30,7 +30,7 @@ import (
 // sandbox itself, in the foreground, until Ctrl-C releases it.
 func (e *cliEnv) codegen(args []string) int {
 	if len(args) == 0 {
-		e.errorf("codegen: want a subcommand: up, ls or down")
+		e.errorf("codegen: want a subcommand: up, ls, down or images")
 		return exitUsage
 	}
 	switch args[0] {
@@ -40,8 +40,10 @@ func (e *cliEnv) codegen(args []string) int {
 		return e.codegenList(args[1:])
 	case "down":
 		return e.codegenDown(args[1:])
+	case "images":
+		return e.codegenImages(args[1:])
 	}
-	e.errorf("codegen: unknown subcommand %q (want up, ls or down)", args[0])
+	e.errorf("codegen: unknown subcommand %q (want up, ls, down or images)", args[0])
 	return exitUsage
 }
 
@@ -220,6 +222,9 @@ func (e *cliEnv) printUp(p plugin.Provisioned, heldBy, socket string, asJSON boo
 	w := e.stdout
 	fmt.Fprintf(w, "codegen sandbox %s is up (id %s, mode %s)\n", p.Name, p.ID, p.Mode)
 	fmt.Fprintf(w, "  Workspace:    %s\n", p.Workspace)
+	if img := p.Details["image"]; img != "" {
+		fmt.Fprintf(w, "  Image:        %s\n", imageLine(p.Details))
+	}
 	fmt.Fprintf(w, "  MCP endpoint: %s\n", p.Endpoint)
 	fmt.Fprintf(w, "  Token:        %s\n", p.Token)
 	fmt.Fprintf(w, "  .mcp.json:\n%s\n", indent(string(snippet), "  "))
@@ -229,6 +234,29 @@ func (e *cliEnv) printUp(p plugin.Provisioned, heldBy, socket string, asJSON boo
 		fmt.Fprintln(w, "Held by this process: Ctrl-C releases it.")
 	}
 	return nil
+}
+
+// imageLine says which image runs, what it serves and why it was chosen.
+func imageLine(d map[string]string) string {
+	s := d["image"]
+	var why []string
+	if l := d["languages"]; l != "" {
+		why = append(why, "serves "+l)
+	}
+	switch by := d["image_by"]; by {
+	case "":
+	case "detected", "default":
+		if det := d["detected"]; det != "" {
+			by += ": " + det
+		}
+		why = append(why, "chosen by "+by)
+	default:
+		why = append(why, "chosen by the "+by+" key")
+	}
+	if len(why) > 0 {
+		s += " (" + strings.Join(why, "; ") + ")"
+	}
+	return s
 }
 
 func indent(s, prefix string) string {

@@ -103,6 +103,10 @@ Commands:
              Release a sandbox the serve holds: its container and private
              directory go; a workspace it was given stays, and so does its
              build cache volume unless --purge.
+  codegen images [--json]
+             List the local engine's sandboxd images and the languages each
+             serves (docker_codegen picks among them by the workspace's
+             language markers unless the entry sets image or language).
   version    Print the version.
 
 Every command accepts --log-level (trace, debug, info, warn, error; default

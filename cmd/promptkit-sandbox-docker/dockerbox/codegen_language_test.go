@@ -111,3 +111,65 @@ func TestCodegenLanguages(t *testing.T) {
 		})
 	}
 }
+
+// TestCodegenImageChoice: every marker file picks its language's image,
+// whether at the workspace's root or in a top-level directory; a
+// workspace with none, or none the provider can see (deeper, or in a
+// hidden directory), gets the default image and says why; the language
+// key and the image key decide without looking.
+func TestCodegenImageChoice(t *testing.T) {
+	images := map[string]string{}
+	for _, lang := range codegenimage.Languages {
+		images[lang] = realImage(t, lang)
+	}
+	cli, err := newClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx := context.Background()
+	choose := func(t *testing.T, set codegenSettings, files ...string) imageChoice {
+		t.Helper()
+		ws := t.TempDir()
+		for _, f := range files {
+			p := filepath.Join(ws, f)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c, err := chooseImage(ctx, cli, set, ws)
+		if err != nil {
+			t.Fatalf("%v: %v", files, err)
+		}
+		return c
+	}
+	for _, lang := range codegenimage.Languages {
+		for _, marker := range codegenimage.Markers(lang) {
+			for _, at := range []string{marker, "app/" + marker} {
+				c := choose(t, codegenSettings{}, at)
+				if c.ref != images[lang] || c.by != imageByDetected || c.detected != lang+" ("+at+")" {
+					t.Errorf("a workspace with %s: image %s by %s (%s); want %s by detected", at, c.ref, c.by, c.detected, images[lang])
+				}
+			}
+		}
+	}
+	for _, files := range [][]string{nil, {"a/b/go.mod"}, {".git/Cargo.toml"}, {"README.md"}} {
+		c := choose(t, codegenSettings{}, files...)
+		if c.ref != images[codegenimage.Go] || c.by != imageByDefault || c.detected != "no language marker" {
+			t.Errorf("a workspace with %v: image %s by %s (%s); want the default, saying no language marker", files, c.ref, c.by, c.detected)
+		}
+		if d := c.details(); d["image_by"] != "default" || d["languages"] != "go" {
+			t.Errorf("details %v", d)
+		}
+	}
+	if c := choose(t, codegenSettings{languages: []string{"rust"}}, "go.mod"); c.ref != images[codegenimage.Rust] || c.by != imageByLanguage || c.detected != "" {
+		t.Errorf("language key rust on a Go workspace: %+v", c)
+	}
+	if c := choose(t, codegenSettings{image: images[codegenimage.Node]}, "go.mod"); c.ref != images[codegenimage.Node] || c.by != imageByConfig ||
+		len(c.languages) != 1 || c.languages[0] != "node" {
+		t.Errorf("image key on a Go workspace: %+v", c)
+	}
+}

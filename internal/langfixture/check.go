@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -17,8 +18,9 @@ func (fx Fixture) CheckTools(t testing.TB, cs *mcp.ClientSession) {
 	t.Helper()
 	call := func(tool string, args map[string]any) string {
 		t.Helper()
+		start := time.Now()
 		out := mcptest.CallText(t, cs, tool, args)
-		t.Logf("%s %v:\n%s", tool, args, out)
+		t.Logf("%s %v (%v):\n%s", tool, args, time.Since(start).Round(time.Millisecond), out)
 		return out
 	}
 	counts := fmt.Sprintf("%d passed, %d failed", fx.Passed, fx.Failed)

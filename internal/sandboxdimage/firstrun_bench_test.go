@@ -2,17 +2,20 @@ package sandboxdimage
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/internal/langfixture"
 	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
+	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
 )
 
 // BenchmarkFirstRunTests times what an agent meets first in a fresh
 // container: docker run, MCP initialize, the module written, and the
-// first run_tests answered. "seeded" is the image as it is; "cold" the
+// first run_tests answered, on the Go fixture module (langfixture). "seeded" is the image as it is; "cold" the
 // same image with the seed turned off (SANDBOXD_GOCACHE_SEED empty), as
 // images before it were: the standard library compiled on the spot.
 //
@@ -50,14 +53,10 @@ func firstRunTests(b *testing.B, ref string, env []string) {
 	_, run := workspace(b)
 	cs := stdioSandbox(b, ref, run, env, "warn", io.Discard)
 	defer cs.Close() // each iteration's container ends with it
-	for name, content := range map[string]string{
-		"go.mod":       "module example.com/tiny\n\ngo 1.24\n",
-		"tiny.go":      "package tiny\n\nimport \"fmt\"\n\n// Hello greets.\nfunc Hello(name string) string { return fmt.Sprintf(\"hello, %s\", name) }\n",
-		"tiny_test.go": "package tiny\n\nimport \"testing\"\n\nfunc TestHello(t *testing.T) {\n\tif Hello(\"x\") != \"hello, x\" {\n\t\tt.Fatal(Hello(\"x\"))\n\t}\n}\n",
-	} {
-		mcptest.CallText(b, cs, "Write", map[string]any{"file_path": name, "content": content})
-	}
-	if got := mcptest.CallText(b, cs, "run_tests", map[string]any{}); !strings.Contains(got, "1 passed, 0 failed") {
-		b.Fatalf("run_tests: %q", got)
+	fx, _ := langfixture.Get(codegenimage.Go)
+	fx.WriteThrough(b, cs)
+	want := fmt.Sprintf("%d passed, %d failed", fx.Passed, fx.Failed)
+	if got := mcptest.CallText(b, cs, "run_tests", map[string]any{}); !strings.Contains(got, want) {
+		b.Fatalf("run_tests: %q, want %q", got, want)
 	}
 }

@@ -60,3 +60,23 @@ func firstRunTests(b *testing.B, ref string, env []string) {
 		b.Fatalf("run_tests: %q, want %q", got, want)
 	}
 }
+
+// BenchmarkEnsureUpToDate times what make sandboxd-image and every image
+// test pay when the image is already built: building sandboxd (a no-op
+// link check), hashing the inputs and asking the engine for the labels.
+// A cold build is minutes, timed by make (see docs/sandboxd.md).
+//
+//	go test -run '^$' -bench EnsureUpToDate -count 5 ./internal/sandboxdimage/
+func BenchmarkEnsureUpToDate(b *testing.B) {
+	benchImage(b) // built once, outside the timing
+	ctx := context.Background()
+	for b.Loop() {
+		res, err := Ensure(ctx, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Built {
+			b.Fatal("an up-to-date image was built again")
+		}
+	}
+}

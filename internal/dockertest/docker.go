@@ -111,14 +111,23 @@ func isRemovalRace(err error) bool {
 // before it skipped for want of Docker (make unit) must still pass.
 func Cleanup(t testing.TB, labelSelector string) {
 	t.Helper()
-	t.Cleanup(func() {
-		if probe().problem() != "" {
-			return
-		}
+	CleanupWithEngine(t, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 		defer cancel()
 		if err := removeContainers(ctx, labelSelector); err != nil {
 			t.Errorf("removing containers labelled %s: %v", labelSelector, err)
+		}
+	})
+}
+
+// CleanupWithEngine registers f as a t.Cleanup that runs only where an
+// engine is usable: without one, nothing of the engine's can have been
+// made, and asking it would fail a test that skipped for want of it.
+func CleanupWithEngine(t testing.TB, f func()) {
+	t.Helper()
+	t.Cleanup(func() {
+		if probe().problem() == "" {
+			f()
 		}
 	})
 }

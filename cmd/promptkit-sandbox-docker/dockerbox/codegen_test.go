@@ -32,13 +32,14 @@ func newTestProvider(t testing.TB) (*CodegenProvider, string) {
 	root := filepath.Join(t.TempDir(), "codegen")
 	p := NewCodegenProvider(DefaultHardening, nil)
 	p.root = root
+	// Workspaces of the test live under its temporary root; the cache
+	// volumes a workspace keeps past Release go with them (registered
+	// first, so it runs after the provider's Close).
+	dockertest.CleanupWithEngine(t, func() { removeCacheVolumesUnder(t, filepath.Dir(filepath.Dir(root))) })
 	t.Cleanup(func() {
 		if err := p.Close(); err != nil {
 			t.Errorf("provider Close: %v", err)
 		}
-		// Workspaces of the test live under its temporary root; the
-		// cache volumes a workspace keeps past Release go with them.
-		removeCacheVolumesUnder(t, filepath.Dir(filepath.Dir(root)))
 	})
 	return p, root
 }

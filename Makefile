@@ -6,7 +6,7 @@
 #   make demo   run every example hook on its sample payloads (direct sandbox,
 #               then the Docker example: docker_run and docker_exec)
 #   make test   install what is missing, then every test with -race
-#   make unit   the edit-compile-test loop: go test -short, under two minutes on two cores;
+#   make unit   the edit-compile-test loop: go test -short, under a minute on two cores;
 #               no Docker, no kubectl, no apt-get, no plugin builds (the
 #               tests that need them skip and say so; make test runs them)
 #
@@ -121,10 +121,18 @@ test: test-deps docker tools lint images
 # out timeouts (shell's, resident's retry interval) then leaves its CPU
 # idle; twice as many keep them busy (measured on two quiet cores: 76 s
 # against 100 s).
+#
+# The two longest packages are named first: go test starts packages in
+# the order given, and sorted last they began 36 s in and ended a 60 s
+# run (41 s for the core module with them first). The adapter's module
+# runs beside the core's (its own go command), not after it.
 UNIT_P = $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) * 2 )))
+UNIT_FIRST = ./shared/shell ./cmd/sandboxd/internal/server
 unit:
-	$(GO) test -short -p $(UNIT_P) -timeout 5m -count 1 ./...
-	cd $(ADAPTER) && $(GO) test -short -p $(UNIT_P) -timeout 5m -count 1 ./...
+	@$(GO) test -short -p $(UNIT_P) -timeout 5m -count 1 $(UNIT_FIRST) ./... & core=$$!; \
+	(cd $(ADAPTER) && $(GO) test -short -p $(UNIT_P) -timeout 5m -count 1 ./...); adapter=$$?; \
+	wait $$core; core=$$?; \
+	if [ $$core -ne 0 ] || [ $$adapter -ne 0 ]; then echo "make unit: FAIL (core module exit $$core, adapter module exit $$adapter)" >&2; exit 1; fi
 
 # tools installs the pinned protoc plugins into bin/tools.
 tools: $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc

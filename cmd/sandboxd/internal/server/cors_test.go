@@ -134,6 +134,9 @@ func TestCORSInChromium(t *testing.T) {
 // findChromium is the browser's path. Without one the test skips, unless
 // CI is set: there it must run.
 func findChromium(t *testing.T) string {
+	if testing.Short() {
+		t.Skip("skipping in -short mode: starts a browser (make test runs it)")
+	}
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p

@@ -18,6 +18,11 @@ import (
 // is unset; make test installs both.
 func lspEnv(t testing.TB, server, install string) []string {
 	t.Helper()
+	if testing.Short() {
+		// A language server costs seconds of CPU to start and index;
+		// make unit's budget is a minute for everything.
+		t.Skipf("skipping in -short mode: starts %s (make test runs it)", server)
+	}
 	gopath := goEnv(t, "GOPATH")
 	path := os.Getenv("PATH") + string(filepath.ListSeparator) + filepath.Join(gopath, "bin")
 	if _, err := lookIn(server, path); err != nil {

@@ -173,3 +173,44 @@ func TestCodegenImageChoice(t *testing.T) {
 		t.Errorf("image key on a Go workspace: %+v", c)
 	}
 }
+
+// TestCodegenImageServingSeveral: once an image labelled with a
+// workspace's languages exists, a workspace holding them all gets it;
+// among several that serve them, the one serving the fewest languages.
+// The images here are labels alone (FROM scratch): choosing reads
+// labels, not contents.
+func TestCodegenImageServingSeveral(t *testing.T) {
+	dockertest.Require(t)
+	cli, err := newClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	repo := "promptkit-test/sandboxd-choice-" + strings.ToLower(uniqueName(t))
+	labelled := func(tag, langs string) string {
+		dir := t.TempDir()
+		df := "FROM scratch\nLABEL " + codegenimage.LanguagesLabel + "=" + langs + "\n"
+		if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ref := repo + ":" + tag
+		docker(t, "build", "--network", "none", "--tag", ref, dir)
+		t.Cleanup(func() { docker(t, "image", "rm", "--force", ref) })
+		return ref
+	}
+	ws := t.TempDir()
+	for _, f := range []string{"pyproject.toml", "Cargo.toml"} {
+		if err := os.WriteFile(filepath.Join(ws, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wide := labelled("wide", "go,python,node,rust")
+	c, err := chooseImage(context.Background(), cli, codegenSettings{}, ws)
+	if err != nil || c.ref != wide || c.by != imageByDetected || strings.Join(c.languages, ",") != "go,python,node,rust" {
+		t.Fatalf("python and rust with one image serving all four: %+v, %v", c, err)
+	}
+	narrow := labelled("narrow", "python,rust")
+	if c, err := chooseImage(context.Background(), cli, codegenSettings{}, ws); err != nil || c.ref != narrow {
+		t.Errorf("python and rust with a python,rust image too: %+v, %v; want %s", c, err, narrow)
+	}
+}

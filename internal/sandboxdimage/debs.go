@@ -110,7 +110,7 @@ func downloadDebs(ctx context.Context, o Options, work, status string, packages 
 		return nil, errors.New("apt-get is not installed: the language layers' Debian packages are downloaded with it (on Debian or Ubuntu, as the base's mmdebstrap is)")
 	}
 	if _, err := os.Stat(debianKeyring); err != nil {
-		return nil, fmt.Errorf("Debian's archive keyring %s is missing: apt-get install debian-archive-keyring", debianKeyring)
+		return nil, fmt.Errorf("the Debian archive keyring %s is missing: apt-get install debian-archive-keyring", debianKeyring)
 	}
 	arch, err := output(ctx, "dpkg", "--print-architecture")
 	if err != nil {

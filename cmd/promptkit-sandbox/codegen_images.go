@@ -69,8 +69,9 @@ func printImages(w io.Writer, images []localImage) {
 }
 
 // listSandboxdImages asks docker image ls for the images carrying the
-// languages label, one entry per tag, sorted by reference, and docker
-// image inspect for the label's value.
+// languages label, one entry per tag, sorted by reference, and one
+// docker image inspect of them all for the label's value (image ls
+// cannot print a label of images).
 func listSandboxdImages(ctx context.Context) ([]localImage, error) {
 	if _, err := exec.LookPath("docker"); err != nil {
 		return nil, fmt.Errorf("the docker CLI is not on the PATH: %w", err)
@@ -81,20 +82,33 @@ func listSandboxdImages(ctx context.Context) ([]localImage, error) {
 		return nil, err
 	}
 	images := []localImage{}
-	langs := map[string][]string{} // by image ID
+	var ids []string
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		f := strings.Split(line, "\t")
 		if len(f) != 4 || strings.Contains(f[0], "<none>") {
 			continue
 		}
-		if _, ok := langs[f[1]]; !ok {
-			label, err := dockerOutput(ctx, "image", "inspect", "--format", `{{index .Config.Labels "`+codegenimage.LanguagesLabel+`"}}`, f[1])
-			if err != nil {
-				return nil, err
-			}
-			langs[f[1]] = strings.Split(strings.TrimSpace(label), ",")
+		images = append(images, localImage{Ref: f[0], ID: f[1], Size: f[2], Created: f[3]})
+		ids = append(ids, f[1])
+	}
+	if len(images) == 0 {
+		return images, nil
+	}
+	out, err = dockerOutput(ctx, append([]string{"image", "inspect", "--format",
+		`{{.Id}} {{index .Config.Labels "` + codegenimage.LanguagesLabel + `"}}`}, ids...)...)
+	if err != nil {
+		return nil, err
+	}
+	langs := map[string][]string{} // by short image ID, as image ls prints it
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		id, label, _ := strings.Cut(line, " ")
+		id = strings.TrimPrefix(id, "sha256:")
+		if len(id) >= 12 {
+			langs[id[:12]] = strings.Split(label, ",")
 		}
-		images = append(images, localImage{Ref: f[0], ID: f[1], Size: f[2], Created: f[3], Languages: langs[f[1]]})
+	}
+	for i := range images {
+		images[i].Languages = langs[images[i].ID]
 	}
 	sort.Slice(images, func(i, j int) bool { return images[i].Ref < images[j].Ref })
 	return images, nil

@@ -6,6 +6,7 @@
 #   make demo   run every example hook on its sample payloads (direct sandbox,
 #               then the Docker example: docker_run and docker_exec)
 #   make test   install what is missing, then every test with -race
+#   make help   every target, a line each
 #   make unit   the edit-compile-test loop: go test -short, under a minute on two cores;
 #               no Docker, no kubectl, no apt-get, no plugin builds (the
 #               tests that need them skip and say so; make test runs them)
@@ -22,6 +23,10 @@ GOBIN      := $(shell $(GO) env GOPATH)/bin
 LDFLAGS    := -s -w -X main.version=$(VERSION)
 FUZZTIME   ?= 60s
 STATICCHECK_VERSION := v0.8.2
+GOSEC_VERSION       := v2.30.0
+# gopls runs in sandboxd's language tests and in its image (a test keeps
+# the two equal); v0.24 needs Go 1.27.
+GOPLS_VERSION := v0.23.0
 
 # Each plugin is versioned on its own; make build puts it at
 # bin/plugins/promptkit-sandbox-NAME_vVERSION.
@@ -35,7 +40,8 @@ DEB_DEPS := python3:python3 gcc:gcc protoc:protobuf-compiler kubectl:kubernetes-
 # pytest), flake8, mypy and pyflakes, tsc and eslint; search_code runs
 # universal-ctags; render_diagram runs Graphviz's dot; cargo and node come
 # with the build machine).
-TEST_DEB_DEPS := chromium:chromium pytest-3:python3-pytest flake8:flake8 mypy:mypy pyflakes3:pyflakes3 tsc:node-typescript eslint:eslint ctags:universal-ctags dot:graphviz
+# find_definition, find_references and rename_symbol run pylsp.
+TEST_DEB_DEPS := /usr/include/alsa/asoundlib.h:libasound2-dev chromium:chromium pytest-3:python3-pytest flake8:flake8 mypy:mypy pyflakes3:pyflakes3 tsc:node-typescript eslint:eslint ctags:universal-ctags dot:graphviz pylsp:python3-pylsp
 
 # make run serves this directory; SANDBOXD_ARGS adds flags (see sandboxd --help).
 WORKSPACE     ?= $(CURDIR)
@@ -48,23 +54,32 @@ SANDBOXD_ARGS ?=
 UPSTREAM := $(wildcard $(CURDIR)/../shared/upstream/goproxy)
 ifneq ($(UPSTREAM),)
 export GOPROXY   := file://$(UPSTREAM),$(shell $(GO) env GOPROXY)
-export GONOSUMDB := github.com/AltairaLabs/PromptKit
+export GONOSUMDB := github.com/AltairaLabs/PromptKit,github.com/AltairaLabs/promptarena
 endif
 
 # The adapter is a module of its own, so that the core and the plugins
-# never depend on PromptKit; ./... stops at its go.mod.
+# never depend on PromptKit; ./... stops at its go.mod. So is the arena
+# source beside it, so that the adapter never pulls in PromptArena.
 ADAPTER := promptkit
+ARENA   := promptkit/arena
 
 # Pinned generators for shared/proto (shared/proto/generate.sh checks them).
 TOOLS               := $(CURDIR)/bin/tools
 PROTOC_GEN_GO       := v1.36.12
 PROTOC_GEN_GO_GRPC  := v1.5.1
 
-.PHONY: all build run demo demo-docker example-image sandboxd-image sandboxd-images test unit deps test-deps docker images tools generate bench lint fuzz clean
 
-all: build
+.PHONY: help all build run demo demo-docker example-image sandboxd-image sandboxd-images test unit deps test-deps docker images tools generate bench lint fuzz clean
 
-build:
+.DEFAULT_GOAL := all
+
+# help lists the targets: each rule's "## " comment is its line.
+help: ## list the targets
+	@grep -hE '^[a-z][a-z-]*:[^=]*## ' $(MAKEFILE_LIST) | sed 's/:[^#]*## /\t/' | sort | expand -t 18
+
+all: build ## the same as build
+
+build: ## build promptkit-sandbox, its plugins and sandboxd into bin/
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/promptkit-sandbox ./cmd/promptkit-sandbox
 	@mkdir -p $(BIN)/plugins && chmod 755 $(BIN)/plugins
@@ -77,22 +92,22 @@ build:
 # run: sandboxd, the codegen MCP daemon, serving WORKSPACE until Ctrl-C.
 # As root on a checkout root owns, the agent's commands run as UID 65532,
 # given the checkout by ACLs (docs/sandboxd.md, "The agent's user").
-run: deps build
+run: deps build ## build, then serve WORKSPACE with sandboxd on 127.0.0.1:7424 (Ctrl-C stops it)
 	exec $(BIN)/sandboxd --workspace '$(WORKSPACE)' $(SANDBOXD_ARGS)
 
 # demo: the example hooks through the direct sandbox, then the Docker
 # example through the plugin, one decision per line.
-demo: deps build docker
+demo: deps build docker ## run every example hook on its sample payloads (direct, then Docker)
 	./examples/demo.sh $(BIN)/promptkit-sandbox
 	@echo
 	./examples/docker/demo.sh $(BIN)/promptkit-sandbox $(BIN)/plugins
 
 # demo-docker: only the Docker example (examples/docker).
-demo-docker: build docker example-image
+demo-docker: build docker example-image ## run only the Docker example
 	./examples/docker/demo.sh $(BIN)/promptkit-sandbox $(BIN)/plugins
 
 # example-image builds the Docker example's hook image FROM scratch.
-example-image: docker
+example-image: docker ## build the Docker example's hook image FROM scratch
 	./examples/docker/build-image.sh
 
 # One package at a time: the Docker and Kubernetes suites each fill two
@@ -105,11 +120,12 @@ example-image: docker
 # 233 s against 200 s here.
 # TestLargeInputAllocations counts allocations, which mean nothing under
 # -race (sync.Pool drops items there): it runs once more without it.
-test: test-deps docker tools lint images
-	$(GO) test -race -p 1 -timeout 30m -count 1 $$($(GO) list ./... | grep -v '/cmd/promptkit-sandbox-docker')
-	$(GO) test -race -p 1 -parallel 1 -timeout 30m -count 1 ./cmd/promptkit-sandbox-docker/...
+test: test-deps docker tools lint images $(GOBIN)/gopls kube-deps slow-setup ## install what is missing, then every test with -race
+	$(GO) test -race -p 1 -timeout 30m -count 1 $$($(GO) list ./... | grep -v '/cmd/promptkit-sandbox-docker\|/internal/dockerbox')
+	$(GO) test -race -p 1 -parallel 1 -timeout 30m -count 1 ./cmd/promptkit-sandbox-docker/... ./internal/dockerbox/...
 	$(GO) test -count 1 -run '^TestLargeInputAllocations$$' ./hooks/wire/
 	cd $(ADAPTER) && $(GO) test -race -p 1 -timeout 30m -count 1 ./...
+	cd $(ARENA) && $(GO) test -race -p 1 -timeout 30m -count 1 ./...
 
 # unit installs nothing and starts nothing: tests that need Docker, the
 # kubectl binary or a plugin build skip under -short, and slow repetitions
@@ -128,14 +144,15 @@ test: test-deps docker tools lint images
 # runs beside the core's (its own go command), not after it.
 UNIT_P = $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) * 2 )))
 UNIT_FIRST = ./shared/shell ./cmd/sandboxd/internal/server
-unit:
+unit: ## the inner loop: go test -short, no Docker, no Kubernetes, no installs
 	@$(GO) test -short -p $(UNIT_P) -timeout 5m -count 1 $(UNIT_FIRST) ./... & core=$$!; \
-	(cd $(ADAPTER) && $(GO) test -short -p $(UNIT_P) -timeout 5m -count 1 ./...); adapter=$$?; \
+	(cd $(ADAPTER) && $(GO) test -short -p $(UNIT_P) -timeout 5m -count 1 ./... && \
+	 cd $(CURDIR)/$(ARENA) && CGO_ENABLED=0 $(GO) test -short -p $(UNIT_P) -timeout 5m -count 1 ./...); adapter=$$?; \
 	wait $$core; core=$$?; \
 	if [ $$core -ne 0 ] || [ $$adapter -ne 0 ]; then echo "make unit: FAIL (core module exit $$core, adapter module exit $$adapter)" >&2; exit 1; fi
 
 # tools installs the pinned protoc plugins into bin/tools.
-tools: $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc
+tools: $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc ## install the pinned protoc generators into bin/tools
 
 $(TOOLS)/protoc-gen-go:
 	GOFLAGS= GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO)
@@ -145,22 +162,24 @@ $(TOOLS)/protoc-gen-go-grpc:
 
 # generate regenerates shared/proto byte for byte (TestGeneratedCodeIsFresh
 # fails when the committed code is stale).
-generate: deps tools
+generate: deps tools ## regenerate shared/proto byte for byte
 	shared/proto/generate.sh
 
 # deps installs what is missing and nothing else.
-deps:
+deps: ## install the Debian packages run and demo need
 	@$(call install_debs,$(DEB_DEPS))
 
-test-deps:
+test-deps: ## install the Debian packages the tests need
 	@$(call install_debs,$(DEB_DEPS) $(TEST_DEB_DEPS))
 
 # install_debs installs the Debian packages of CMD:PACKAGE pairs whose
-# command is missing.
+# command is missing; a CMD that is an absolute path is a file the
+# package installs (libasound2-dev's header, which PromptArena's engine
+# links through cgo).
 define install_debs
 missing=""; for dep in $(1); do \
 	cmd=$${dep%%:*}; pkg=$${dep##*:}; \
-	command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$pkg"; \
+	case $$cmd in /*) [ -e $$cmd ] ;; *) command -v $$cmd >/dev/null 2>&1 ;; esac || missing="$$missing $$pkg"; \
 done; \
 if [ -n "$$missing" ]; then \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -175,14 +194,14 @@ endef
 
 # docker installs Docker and busybox-static when missing and starts an
 # engine if none answers (scripts/ensure-docker.sh).
-docker:
+docker: ## install Docker if missing and start an engine if none answers
 	@scripts/ensure-docker.sh
 
 # images builds the Docker test images that are not built yet (FROM scratch,
 # tagged by a hash of their content; see internal/dockertest). Tests build
 # them on demand too; building them once up front keeps parallel test
 # binaries from each building the same image.
-images: docker example-image
+images: docker example-image ## build the Docker test images that are not built yet
 	$(GO) run ./internal/dockertest/cmd/build-images
 
 # sandboxd-image builds promptkit/sandboxd:VERSION (Go) from Debian's
@@ -192,41 +211,58 @@ images: docker example-image
 # LANGUAGES=python or LANGUAGES=go,python (one image serving both);
 # sandboxd-images builds one image per language (go, python, node, rust).
 LANGUAGES ?= go
-sandboxd-image: docker
+sandboxd-image: docker ## build promptkit/sandboxd:VERSION for LANGUAGES (default go)
 	@$(call install_debs,mmdebstrap:mmdebstrap)
 	$(GO) run ./internal/sandboxdimage/cmd/build-sandboxd-image -version $(VERSION) -languages $(LANGUAGES)
 
-sandboxd-images: docker
+sandboxd-images: docker ## build one sandboxd image per language
 	@$(call install_debs,mmdebstrap:mmdebstrap)
 	$(GO) run ./internal/sandboxdimage/cmd/build-sandboxd-image -version $(VERSION) -each
 
-bench:
+bench: ## run every benchmark, -count 5
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./...
 	cd $(ADAPTER) && $(GO) test -run '^$$' -bench . -benchmem -count 5 ./...
 
 $(GOBIN)/staticcheck:
 	GOFLAGS= $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-# The language servers sandboxd's find_definition, find_references and
-# rename_symbol tests run: pylsp from Debian, gopls pinned (v0.24 needs
-# Go 1.27).
-TEST_DEB_DEPS += pylsp:python3-pylsp
-GOPLS_VERSION := v0.23.0
-test: $(GOBIN)/gopls
+$(GOBIN)/gosec:
+	GOFLAGS= $(GO) install github.com/securego/gosec/v2/cmd/gosec@$(GOSEC_VERSION)
+
+# gosec fails lint on any finding. A finding that is by design carries
+# "// #nosec Gxxx -- why" on its line (lint refuses a #nosec without a
+# rule and a reason). Excluded here, and only here:
+#   G204 (a program started from a variable): starting programs is the
+#        product (the agent's commands, hooks, plugins, sandboxd's tools),
+#        always from an argv (through a shell only the agent's own command
+#        lines, written for one); a file name or pattern from the agent
+#        reaches a tool where it cannot pass for an option
+#        (after "--" or --end-of-options, as "--flag=value" or "./name").
+#        G702, which follows tainted input into an exec, stays on.
+#   generated files: protoc's code (shared/proto), kept byte for byte by
+#        TestGeneratedCodeIsFresh, cannot carry annotations.
+#   testdata: fixtures, some not Go that builds (as go build ./... skips).
+GOSEC_FLAGS := -quiet -exclude=G204 -exclude-generated -exclude-dir=testdata
+
+# gopls, for sandboxd's find_definition, find_references and
+# rename_symbol tests (pylsp comes from Debian: TEST_DEB_DEPS).
 $(GOBIN)/gopls:
 	GOFLAGS= $(GO) install golang.org/x/tools/gopls@$(GOPLS_VERSION)
 
 # lint also fails on a tracked ELF binary or a tracked file over 1 MiB
 # (scripts/check-tracked-files.sh names it).
-lint: $(GOBIN)/staticcheck
+lint: $(GOBIN)/staticcheck $(GOBIN)/gosec ## gofmt, go vet, staticcheck, gosec, and the tracked-files check
 	@scripts/check-tracked-files.sh
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(git grep -n '#nosec' -- '*.go' | grep -v '// #nosec G[0-9]\{3\}\( G[0-9]\{3\}\)* -- [^ ]'); if [ -n "$$out" ]; then echo "#nosec needs its rules and a reason (// #nosec G304 -- why):"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GOBIN)/staticcheck ./...
-	cd $(ADAPTER) && $(GO) vet ./... && $(GOBIN)/staticcheck ./...
+	$(GOBIN)/gosec $(GOSEC_FLAGS) ./...
+	cd $(ADAPTER) && $(GO) vet ./... && $(GOBIN)/staticcheck ./... && $(GOBIN)/gosec $(GOSEC_FLAGS) ./...
+	cd $(ARENA) && $(GO) vet ./... && $(GOBIN)/staticcheck ./... && $(GOBIN)/gosec $(GOSEC_FLAGS) ./...
 
 # fuzz runs every fuzz target for FUZZTIME each.
-fuzz:
+fuzz: ## run every fuzz target for FUZZTIME each
 	@set -e; for pkg in $$($(GO) list ./...); do \
 		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 			echo "== $$pkg $$target"; \
@@ -234,7 +270,7 @@ fuzz:
 		done; \
 	done
 
-clean:
+clean: ## remove bin/
 	rm -rf $(BIN)
 
 # --- Kubernetes (internal/kubecluster) --------------------------------------
@@ -244,28 +280,27 @@ clean:
 # CNI plugins. make test installs and builds it up front, as it does the
 # Docker images; the tests start and stop it themselves.
 #   make kube-up     start one for yourself; it prints its KUBECONFIG
-#   make kube-down   stop it and remove everything it made
+#   make kube-down   stop make kube-up's cluster and remove everything it made
 KUBECLUSTER := $(GO) run ./internal/kubecluster/cmd/kubecluster
 
 .PHONY: kube-deps kube-build kube-up kube-down slow-setup
-test: kube-deps slow-setup
 
 # slow-setup builds the sandboxd images (one per language: the tests run
 # each) and the Kubernetes binaries side by side: the images wait mostly
 # on downloads and dpkg, the Kubernetes build on the compiler, and one
 # after the other they made a cold make test minutes longer.
-slow-setup: docker kube-deps
+slow-setup: docker kube-deps ## build the sandboxd images and Kubernetes side by side
 	@$(call install_debs,mmdebstrap:mmdebstrap)
 	$(MAKE) --no-print-directory -j2 sandboxd-images kube-build
 
-kube-deps:
+kube-deps: ## install the Kubernetes test cluster's Debian packages
 	$(KUBECLUSTER) deps
 
-kube-build:
+kube-build: ## build the Kubernetes binaries the test cluster runs (cached)
 	$(KUBECLUSTER) build
 
-kube-up: kube-deps kube-build docker
+kube-up: kube-deps kube-build docker ## start a single-node Kubernetes for yourself; prints its KUBECONFIG
 	$(KUBECLUSTER) up
 
-kube-down:
+kube-down: ## stop make kube-up's cluster and remove everything it made
 	$(KUBECLUSTER) down

@@ -26,7 +26,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/config"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/plugin/host"
 	"github.com/altairalabs/promptkit-sandbox/plugin/lockfile"
@@ -147,17 +147,17 @@ func Up(ctx context.Context, configPath, name string, opts Options) (_ *Sandbox,
 	}
 	s, ok := f.Sandbox(name)
 	if !ok {
-		h.Close()
+		_ = h.Close()
 		return nil, &config.Error{Problems: []config.Problem{{File: f.Path, Msg: fmt.Sprintf("no sandbox named %q (sandboxes: %s)", name, sandboxNames(f))}}}
 	}
 	if s.Mode == config.Direct {
-		h.Close()
+		_ = h.Close()
 		return nil, &config.Error{Problems: []config.Problem{{File: f.Path, Line: s.Line, Entry: "spec.sandboxes." + name, Msg: fmt.Sprintf("mode %s is not a provider mode (such as docker_codegen): it hands out no endpoint", s.Mode)}}}
 	}
 	workspace := opts.Workspace
 	if workspace != "" {
 		if workspace, err = filepath.Abs(workspace); err != nil {
-			h.Close()
+			_ = h.Close()
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
 	}
@@ -165,7 +165,7 @@ func Up(ctx context.Context, configPath, name string, opts Options) (_ *Sandbox,
 	defer func() { end(err) }()
 	p, err := h.Provision(ctx, *s, workspace, opts.Timeout)
 	if err != nil {
-		h.Close()
+		_ = h.Close()
 		return nil, fmt.Errorf("sandbox %s (%s:%d): %w", name, f.Path, s.Line, err)
 	}
 	return &Sandbox{Provisioned: p, host: h, closed: make(chan struct{})}, nil
@@ -174,19 +174,28 @@ func Up(ctx context.Context, configPath, name string, opts Options) (_ *Sandbox,
 // Close releases the sandbox and stops the plugin host.
 func (s *Sandbox) Close() error {
 	s.stopOnce.Do(func() { close(s.closed) })
-	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-	defer cancel()
-	err := s.host.Release(ctx, s.ID, plugin.ReleaseOptions{})
-	if errors.Is(err, plugin.ErrNotProvisioned) || errors.Is(err, plugin.ErrConnection) {
-		// Reaped idle; or the plugin is gone or stopping (a SIGTERM to
-		// the process group reaches it too), and it releases what it
-		// holds as it stops.
-		err = nil
-	}
-	return errors.Join(err, s.host.Close())
+	return errors.Join(Release(context.Background(), s.host, s.ID), s.host.Close())
 }
 
-// releaseTimeout bounds a Release: a container removal on a loaded engine.
+// Release releases the sandbox id that h provisioned, waiting at most
+// releaseTimeout. A sandbox that is gone already is no error: the
+// provider reaped it idle (plugin.ErrNotProvisioned), or its plugin is
+// gone or stopping (plugin.ErrConnection, or any KindTransport error:
+// a SIGTERM to the process group reaches the plugin too), and a plugin
+// releases what it holds as it stops, as the container or pod follows
+// its plugin.
+func Release(ctx context.Context, h *host.Host, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
+	defer cancel()
+	err := h.Release(ctx, id, plugin.ReleaseOptions{})
+	if errors.Is(err, plugin.ErrNotProvisioned) || errors.Is(err, plugin.ErrConnection) || sandbox.KindOf(err) == sandbox.KindTransport {
+		return nil
+	}
+	return err
+}
+
+// releaseTimeout bounds a Release: a container removal on a loaded
+// engine, a pod deletion.
 const releaseTimeout = time.Minute
 
 // Load reads a RuntimeConfig with a plugin host for its modes, without
@@ -203,11 +212,11 @@ func Load(configPath string, opts host.Options) (*host.Host, *config.File, error
 		if h, err = host.New(o); err != nil {
 			return nil, err
 		}
-		return hostModes{h}, nil
+		return h, nil
 	}})
 	if err != nil {
 		if h != nil {
-			h.Close()
+			_ = h.Close()
 		}
 		return nil, nil, err
 	}
@@ -216,18 +225,6 @@ func Load(configPath string, opts host.Options) (*host.Host, *config.File, error
 	}
 	return h, f, nil
 }
-
-// hostModes answers config's mode checks from the plugin host.
-type hostModes struct{ h *host.Host }
-
-func (m hostModes) Lookup(mode string) (sandbox.Factory, bool) {
-	if mode == config.Direct {
-		return nil, true
-	}
-	return nil, m.h.Serves(mode)
-}
-func (m hostModes) Modes() []string  { return m.h.Modes() }
-func (m hostModes) ModeHint() string { return m.h.ModeHint() }
 
 func sandboxNames(f *config.File) string {
 	var names []string

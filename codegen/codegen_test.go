@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/config"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/plugin/host"
 )
@@ -53,7 +53,26 @@ func TestUpErrors(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("spec:\n  sandboxes:\n    code: {mode: nowhere_codegen}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Up(context.Background(), cfg, "code", opts); !errors.As(err, &ce) || !strings.Contains(err.Error(), "nowhere_codegen") {
+	// The host is the config's ModeSet, so its hint ends the message.
+	if _, err := Up(context.Background(), cfg, "code", opts); !errors.As(err, &ce) ||
+		!strings.Contains(err.Error(), "nowhere_codegen") || !strings.Contains(err.Error(), "plugin directories searched: "+dir) {
 		t.Errorf("unknown mode: %v", err)
+	}
+}
+
+// TestReleaseOfASandboxGone: a sandbox the host does not hold (reaped
+// idle, or never provisioned through it) releases without error, while
+// the host itself says plugin.ErrNotProvisioned.
+func TestReleaseOfASandboxGone(t *testing.T) {
+	h, err := host.New(host.Options{Dirs: []string{t.TempDir()}, NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	if err := h.Release(context.Background(), "gone", plugin.ReleaseOptions{}); !errors.Is(err, plugin.ErrNotProvisioned) {
+		t.Fatalf("host.Release: %v, want plugin.ErrNotProvisioned", err)
+	}
+	if err := Release(context.Background(), h, "gone"); err != nil {
+		t.Errorf("Release: %v, want nil", err)
 	}
 }

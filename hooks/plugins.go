@@ -1,10 +1,9 @@
 package hooks
 
 import (
-	"errors"
 	"sort"
 
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/config"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -35,20 +34,9 @@ type modeSet struct {
 	plugins Plugins
 }
 
-func (m modeSet) Lookup(mode string) (sandbox.Factory, bool) {
-	if f, ok := m.builtin.Lookup(mode); ok {
-		return f, true
-	}
-	if m.plugins != nil && m.plugins.Serves(mode) {
-		return m.openPlugin, true
-	}
-	return nil, false
-}
-
-// openPlugin is never called: plugin sandboxes open through Plugins.Open,
-// which sees the version and plugin keys a Factory does not.
-func (m modeSet) openPlugin(string, map[string]any) (sandbox.Sandbox, error) {
-	return nil, errPluginFactory
+// Serves reports whether a built-in mode or a plugin serves mode.
+func (m modeSet) Serves(mode string) bool {
+	return m.builtin.Serves(mode) || m.plugins != nil && m.plugins.Serves(mode)
 }
 
 // ModeHint passes on where the plugins were looked for.
@@ -79,5 +67,3 @@ func mergeSorted(a, b []string) []string {
 	sort.Strings(out)
 	return out
 }
-
-var errPluginFactory = errors.New("hooks: plugin modes open through Plugins.Open")

@@ -5,7 +5,8 @@
 //
 // Hooks get secrets through env: a bare name forwards this process's
 // value, KEY=value sets one, and a sandbox's own env list (docker_run,
-// docker_exec, kubectl_exec) adds to both. Whatever the runtime quotes of
+// docker_exec, kubectl_exec), which the sandbox reports through
+// sandbox.EnvForwarder, adds to both. Whatever the runtime quotes of
 // a hook — stderr in a deny reason or the observe-failure log, stdout in
 // an invalid-verdict reason, its sandbox's error, its deny reason in the
 // debug log — goes through shared/scrub, which redacts the values of
@@ -24,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,10 +33,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/config"
 	"github.com/altairalabs/promptkit-sandbox/hooks/metrics"
 	"github.com/altairalabs/promptkit-sandbox/hooks/wire"
-	"github.com/altairalabs/promptkit-sandbox/shared/direct"
+	"github.com/altairalabs/promptkit-sandbox/internal/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/scrub"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
@@ -89,7 +91,8 @@ type Hook struct {
 	config.Hook
 	sandbox sandbox.Sandbox
 	// forwarded lists the env entries the hook's process gets from the
-	// config: its sandbox's, then its own, which win.
+	// config: its sandbox's (as the sandbox reports them), then its own,
+	// which win.
 	forwarded []string
 }
 
@@ -181,7 +184,7 @@ func open(file *config.File, opts Options, builtin *sandbox.Registry, plugins Pl
 			_ = rt.release()
 			return nil, fmt.Errorf("hook %q: sandbox %q is not declared", h.Name, name)
 		}
-		hook := &Hook{Hook: h, sandbox: sb, forwarded: append(sandboxEnv(file, name), h.Env...)}
+		hook := &Hook{Hook: h, sandbox: sb, forwarded: slices.Concat(forwardedEnv(sb), h.Env)}
 		rt.hooks = append(rt.hooks, hook)
 		rt.byName[h.Name] = hook
 		opts.Metrics.Hook(name, h.Name)
@@ -302,22 +305,13 @@ func (h *Hook) scrubber() *scrub.Scrubber {
 	return scrub.New(secrets)
 }
 
-// sandboxEnv is the env list in the config of the sandbox called name,
-// if it has one: docker_run, docker_exec and kubectl_exec forward it to
-// every hook they run, as hooks' own env is forwarded.
-func sandboxEnv(file *config.File, name string) []string {
-	for _, s := range file.Sandboxes {
-		if s.Name != name {
-			continue
-		}
-		list, _ := s.Config["env"].([]any)
-		var env []string
-		for _, e := range list {
-			if e, ok := e.(string); ok {
-				env = append(env, e)
-			}
-		}
-		return env
+// forwardedEnv is what sb says it sets in every process it runs (the
+// env of docker_run, docker_exec and kubectl_exec, reported across the
+// plugin protocol): its values are the hook's secrets as much as the
+// hook's own env. How a sandbox is configured is its own business.
+func forwardedEnv(sb sandbox.Sandbox) []string {
+	if ef, ok := sb.(sandbox.EnvForwarder); ok {
+		return ef.ForwardedEnv()
 	}
 	return nil
 }
@@ -358,7 +352,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 // openSandbox opens a declared sandbox: built-in modes through the
 // registry, the rest through the plugins.
 func (rt *Runtime) openSandbox(builtin *sandbox.Registry, s config.Sandbox) (sandbox.Sandbox, error) {
-	if _, ok := builtin.Lookup(s.Mode); ok || rt.plugins == nil {
+	if builtin.Serves(s.Mode) || rt.plugins == nil {
 		return builtin.Open(s.Name, s.Mode, s.Config)
 	}
 	return rt.plugins.Open(s)

@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/altairalabs/promptkit-sandbox/hooks/wire"
-	"github.com/altairalabs/promptkit-sandbox/shared/direct"
+	"github.com/altairalabs/promptkit-sandbox/internal/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
@@ -203,8 +203,9 @@ func TestObserveFailureLogIsScrubbed(t *testing.T) {
 	}})
 }
 
-// TestSandboxEnvIsScrubbed: a sandbox whose config has an env list
-// forwards it to every hook it runs, so its values are registered too.
+// TestSandboxEnvIsScrubbed: a sandbox that forwards an env list of its
+// own to every hook it runs says so (sandbox.EnvForwarder), and its
+// values are registered too.
 func TestSandboxEnvIsScrubbed(t *testing.T) {
 	t.Setenv(keyVar, hostKey)
 	reg := NewRegistry()
@@ -224,7 +225,8 @@ func TestSandboxEnvIsScrubbed(t *testing.T) {
 }
 
 // envBox is the direct sandbox with an env list in its config, which it
-// puts before each request's, as the docker and kubectl backends do.
+// puts before each request's and reports, as the docker and kubectl
+// backends do.
 type envBox struct {
 	*direct.Sandbox
 	env []string
@@ -243,6 +245,8 @@ func openEnvBox(name string, cfg map[string]any) (sandbox.Sandbox, error) {
 	}
 	return b, nil
 }
+
+func (b *envBox) ForwardedEnv() []string { return b.env }
 
 func (b *envBox) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Response, error) {
 	req.Env = append(append([]string(nil), b.env...), req.Env...)

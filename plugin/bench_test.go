@@ -5,7 +5,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/direct"
+	"github.com/altairalabs/promptkit-sandbox/internal/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 

@@ -174,7 +174,7 @@ func (c *Client) Open(ctx context.Context, name, mode string, cfg map[string]any
 	case limit > maxOutputLimit:
 		limit = maxOutputLimit
 	}
-	return &RemoteSandbox{client: c, plugin: c.label(), name: name, mode: mode, handle: resp.GetHandle(), limit: int(limit)}, nil
+	return &RemoteSandbox{client: c, plugin: c.label(), name: name, mode: mode, handle: resp.GetHandle(), limit: int(limit), env: resp.GetEnv()}, nil
 }
 
 // exited fails a call at once when the plugin process is known to be

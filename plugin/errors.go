@@ -48,7 +48,7 @@ func resultOf(resp sandbox.Response, err error) *sandboxpb.SpawnResult {
 	res.Message = err.Error()
 	var xe *sandbox.ExitError
 	if errors.As(err, &xe) {
-		res.ExitCode = int32(xe.Code)
+		res.ExitCode = int32(xe.Code) // #nosec G115 -- an exit status: 0-255, or 128+N for signal N
 		res.Signal = xe.Signal
 	}
 	return res

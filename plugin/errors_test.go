@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/direct"
+	"github.com/altairalabs/promptkit-sandbox/internal/direct"
 	sandboxpb "github.com/altairalabs/promptkit-sandbox/shared/proto"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )

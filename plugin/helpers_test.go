@@ -18,7 +18,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/direct"
+	"github.com/altairalabs/promptkit-sandbox/internal/direct"
 	sandboxpb "github.com/altairalabs/promptkit-sandbox/shared/proto"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )

@@ -102,15 +102,25 @@ func callProvision(ctx context.Context, pr Provider, spec ProvisionSpec) (got Pr
 	return pr.Provision(ctx, spec)
 }
 
-func (ps *providerServer) Release(ctx context.Context, req *sandboxpb.ReleaseRequest) (*sandboxpb.ReleaseResponse, error) {
+// ownerOf is the provider that provisioned id; NotFound if none did.
+func (ps *providerServer) ownerOf(id string) (Provider, error) {
 	s := ps.srv
 	s.providers.mu.Lock()
-	pr, ok := s.providers.owner[req.GetId()]
+	pr, ok := s.providers.owner[id]
 	s.providers.mu.Unlock()
 	if !ok {
-		return nil, status.Errorf(codes.NotFound, "plugin %s: %v: %q", s.name, ErrNotProvisioned, req.GetId())
+		return nil, status.Errorf(codes.NotFound, "plugin %s: %v: %q", s.name, ErrNotProvisioned, id)
 	}
-	err := pr.Release(ctx, req.GetId(), ReleaseOptions{Purge: req.GetPurge()})
+	return pr, nil
+}
+
+func (ps *providerServer) Release(ctx context.Context, req *sandboxpb.ReleaseRequest) (*sandboxpb.ReleaseResponse, error) {
+	s := ps.srv
+	pr, err := ps.ownerOf(req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	err = pr.Release(ctx, req.GetId(), ReleaseOptions{Purge: req.GetPurge()})
 	if err != nil && !errors.Is(err, ErrNotProvisioned) {
 		return nil, releaseStatus(err)
 	}

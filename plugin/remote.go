@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,15 +38,18 @@ type RemoteSandbox struct {
 	mode   string
 	handle string
 	limit  int
+	env    []string
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
 var (
-	_ sandbox.Sandbox = (*RemoteSandbox)(nil)
-	_ sandbox.Closer  = (*RemoteSandbox)(nil)
-	_ OutputLimiter   = (*RemoteSandbox)(nil)
+	_ sandbox.Sandbox      = (*RemoteSandbox)(nil)
+	_ sandbox.Streamer     = (*RemoteSandbox)(nil)
+	_ sandbox.Closer       = (*RemoteSandbox)(nil)
+	_ sandbox.EnvForwarder = (*RemoteSandbox)(nil)
+	_ OutputLimiter        = (*RemoteSandbox)(nil)
 )
 
 // Name returns the name the sandbox was opened under.
@@ -58,11 +62,39 @@ func (r *RemoteSandbox) Mode() string { return r.mode }
 // no more than this of stdout or of stderr, whatever the plugin sends.
 func (r *RemoteSandbox) OutputLimit() int { return r.limit }
 
+// ForwardedEnv is what the plugin reported its sandbox sets in every
+// process, as "KEY=value" entries (see sandbox.EnvForwarder).
+func (r *RemoteSandbox) ForwardedEnv() []string { return slices.Clone(r.env) }
+
 // Spawn runs req in the plugin. Bare "KEY" entries of req.Env are
 // resolved here, against the host's environment, and dropped when unset,
 // so the plugin receives only "KEY=value" entries.
 func (r *RemoteSandbox) Spawn(ctx context.Context, req sandbox.Request) (resp sandbox.Response, err error) {
-	defer func() { resp.Err = err }()
+	stdout := cappedBuffer{limit: r.limit}
+	stderr := cappedBuffer{limit: r.limit}
+	resp, err = r.call(ctx, req, &stdout, &stderr)
+	resp.Stdout, resp.StdoutTruncated = stdout.bytes(), resp.StdoutTruncated || stdout.truncated
+	resp.Stderr, resp.StderrTruncated = stderr.bytes(), resp.StderrTruncated || stderr.truncated
+	resp.Err = err
+	return resp, err
+}
+
+// SpawnStreaming is Spawn with the output written to stdout and stderr
+// as the plugin sends it (see sandbox.Streamer), up to the same cap.
+func (r *RemoteSandbox) SpawnStreaming(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (resp sandbox.Response, err error) {
+	out := cappedWriter{w: stdout, limit: r.limit}
+	errs := cappedWriter{w: stderr, limit: r.limit}
+	resp, err = r.call(ctx, req, &out, &errs)
+	resp.StdoutTruncated = resp.StdoutTruncated || out.truncated
+	resp.StderrTruncated = resp.StderrTruncated || errs.truncated
+	resp.Err = err
+	return resp, err
+}
+
+// call runs req in the plugin, handing the output to stdout and stderr
+// as it arrives; the response carries the truncation the plugin
+// reported.
+func (r *RemoteSandbox) call(ctx context.Context, req sandbox.Request, stdout, stderr outputSink) (resp sandbox.Response, err error) {
 	what := fmt.Sprintf("command %q", req.Command)
 	if ctx.Err() != nil {
 		return resp, sandbox.ContextError(ctx, what, 0)
@@ -114,12 +146,6 @@ func (r *RemoteSandbox) Spawn(ctx context.Context, req sandbox.Request) (resp sa
 		// io.EOF: the plugin ended the stream; its status is read below.
 	}
 
-	stdout := cappedBuffer{limit: r.limit}
-	stderr := cappedBuffer{limit: r.limit}
-	defer func() {
-		resp.Stdout, resp.StdoutTruncated = stdout.bytes(), resp.StdoutTruncated || stdout.truncated
-		resp.Stderr, resp.StderrTruncated = stderr.bytes(), resp.StderrTruncated || stderr.truncated
-	}()
 	for {
 		msg, err := stream.Recv()
 		if err != nil {
@@ -298,6 +324,31 @@ func (r *RemoteSandbox) Close() error {
 		r.closeErr = r.client.callError(ctx, "close sandbox "+r.name, err)
 	})
 	return r.closeErr
+}
+
+// outputSink takes one stream of a call's output as it arrives.
+type outputSink interface{ write(p []byte) }
+
+// cappedWriter passes at most limit bytes on to w and records that more
+// came. A failing w (the caller's stdout closed) does not end the call:
+// the plugin's output is still drained, as a process's is.
+type cappedWriter struct {
+	w         io.Writer
+	limit     int
+	n         int
+	truncated bool
+}
+
+func (c *cappedWriter) write(p []byte) {
+	if room := c.limit - c.n; len(p) > room {
+		p = p[:room]
+		c.truncated = true
+	}
+	if len(p) == 0 {
+		return
+	}
+	c.n += len(p)
+	_, _ = c.w.Write(p)
 }
 
 // cappedBuffer keeps at most limit bytes and records that more came.

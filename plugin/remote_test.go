@@ -14,8 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/direct"
+	"github.com/altairalabs/promptkit-sandbox/internal/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
 
 func TestDescribe(t *testing.T) {
@@ -109,6 +110,36 @@ func TestSpawnEnvIsResolvedOnTheHost(t *testing.T) {
 		t.Fatalf("env = %q, want %q", got, want)
 	}
 }
+
+// TestOpenReportsForwardedEnv: what a sandbox says it sets in every
+// process reaches the host, bare keys resolved in the plugin's
+// environment, so the host need not read the sandbox's configuration to
+// know which values to redact. A sandbox that says nothing reports
+// nothing.
+func TestOpenReportsForwardedEnv(t *testing.T) {
+	checkGoroutines(t)
+	t.Setenv("PK_BOX_FORWARDED", "from the plugin")
+	h := startServer(t, map[string]sandbox.Factory{
+		"direct": direct.Factory,
+		"envbox": func(name string, _ map[string]any) (sandbox.Sandbox, error) {
+			return envSandbox{direct.New(name, shell.Options{}), []string{"PK_BOX_FORWARDED", "PK_BOX_UNSET", "PK_BOX_SET=x=y"}}, nil
+		},
+	})
+	rs := h.open(t, "box", "envbox", nil)
+	if got, want := rs.ForwardedEnv(), []string{"PK_BOX_FORWARDED=from the plugin", "PK_BOX_SET=x=y"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("ForwardedEnv = %q, want %q", got, want)
+	}
+	if got := h.open(t, "plain", "direct", nil).ForwardedEnv(); got != nil {
+		t.Errorf("direct: ForwardedEnv = %q, want none", got)
+	}
+}
+
+type envSandbox struct {
+	sandbox.Sandbox
+	env []string
+}
+
+func (s envSandbox) ForwardedEnv() []string { return s.env }
 
 func TestSpawnLargeStdoutIntact(t *testing.T) {
 	checkGoroutines(t)

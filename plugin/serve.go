@@ -268,7 +268,7 @@ func closeExecFD() {
 // process's alone: the host made it for this start.
 func removeSocketDir() {
 	if dir := os.Getenv(goplugin.EnvUnixSocketDir); dir != "" {
-		_ = os.RemoveAll(dir)
+		_ = os.RemoveAll(dir) // #nosec G703 -- the directory the host made for this plugin alone and named in go-plugin's variable (see above)
 	}
 }
 
@@ -301,8 +301,12 @@ func serveDebug(opts ServeOpts, srv *server, log hclog.Logger) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	// go-plugin creates its socket in this directory.
-	os.Setenv(goplugin.EnvUnixSocketDir, dir)
+	// go-plugin creates its socket in this directory; without it, in the
+	// shared temporary directory.
+	if err := os.Setenv(goplugin.EnvUnixSocketDir, dir); err != nil {
+		log.Error("debug mode: socket directory", "error", err)
+		return 1
+	}
 	// Nothing here may turn on go-plugin's own AutoMTLS.
 	os.Unsetenv("PLUGIN_CLIENT_CERT")
 

@@ -19,8 +19,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/direct"
+	"github.com/altairalabs/promptkit-sandbox/internal/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
 )
 
 // These tests run the test binary itself as a plugin: Serve is only
@@ -28,6 +29,9 @@ import (
 const envServe = "PLUGIN_TEST_SERVE"
 
 func TestMain(m *testing.M) {
+	// A plugin's direct calls are contained by starts of its binary,
+	// this one.
+	supervisor.Init()
 	switch os.Getenv(envServe) {
 	case "":
 		os.Exit(m.Run())

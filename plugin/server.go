@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 
 	sandboxpb "github.com/altairalabs/promptkit-sandbox/shared/proto"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
 
 // OutputLimiter is implemented by a sandbox whose cap on each of stdout
@@ -118,7 +120,18 @@ func (s *server) Open(_ context.Context, req *sandboxpb.OpenRequest) (*sandboxpb
 	s.open[handle] = sb
 	s.mu.Unlock()
 	s.log.Debug("sandbox opened", "sandbox", req.GetSandboxName(), "mode", req.GetMode(), "handle", handle, "output_limit", strconv.Itoa(limit))
-	return &sandboxpb.OpenResponse{Handle: handle, OutputLimit: int64(limit)}, nil
+	return &sandboxpb.OpenResponse{Handle: handle, OutputLimit: int64(limit), Env: forwardedEnv(sb)}, nil
+}
+
+// forwardedEnv is what sb says it sets in every process it runs, bare
+// keys resolved here: their values are this process's, which the host
+// may not share (a plugin it reattached to).
+func forwardedEnv(sb sandbox.Sandbox) []string {
+	ef, ok := sb.(sandbox.EnvForwarder)
+	if !ok {
+		return nil
+	}
+	return shell.MergeEnv(nil, ef.ForwardedEnv(), os.LookupEnv)
 }
 
 // openStatus is the status of a factory's error. A configuration the

@@ -99,6 +99,9 @@ func (s *server) Spawn(stream sandboxpb.Sandbox_SpawnServer) error {
 	}
 	result.Stdout, result.Stderr = out.out.buf, out.errs.buf
 	out.err = errResultSent // a flush that fires late sends nothing
+	if out.soon != nil {
+		out.soon.Stop()
+	}
 	return stream.Send(&sandboxpb.SpawnOutput{Msg: &sandboxpb.SpawnOutput_Result{Result: result}})
 }
 
@@ -130,20 +133,29 @@ func (s *server) spawn(ctx context.Context, sb sandbox.Sandbox, req sandbox.Requ
 
 // streamWriter sends a backend's output as it is written. Each stream is
 // gathered into chunks of flushAt bytes first, so a hook's few bytes of
-// output are not sent on their own but with the result, unless flush
-// sends them sooner. stdout and stderr come from two goroutines, flush
-// from a timer, and a gRPC stream takes one sender at a time: mu guards
-// the pending output and the stream. The first send error is kept and
-// later writes are dropped (the stream is gone; the backend keeps
-// draining its process).
+// output are not sent on their own but with the result, unless the call
+// is still running StreamDelay after the first byte that waits: then
+// what waits goes out, so a long hook's progress shows while it runs.
+// stdout and stderr come from two goroutines, the timers fire on their
+// own, and a gRPC stream takes one sender at a time: mu guards the
+// pending output and the stream. The first send error is kept and later
+// writes are dropped (the stream is gone; the backend keeps draining its
+// process).
 type streamWriter struct {
 	stream chunkSender
 	mu     sync.Mutex
 	err    error
 	out    pending
 	errs   pending
-	eager  bool // since flush: every write goes out at once
+	eager  bool        // since flush: every write goes out at once
+	soon   *time.Timer // sends what waits StreamDelay after it began to
+	armed  bool        // soon is set to fire
 }
+
+// StreamDelay is how long output a running call has written may wait to
+// be sent with more: long enough to gather a burst of writes into one
+// message, short enough that a watcher sees progress as it happens.
+const StreamDelay = 25 * time.Millisecond
 
 // flushAt is how much output is gathered before it is sent: large enough
 // that per-message costs vanish, small enough to overlap with the process.
@@ -177,17 +189,23 @@ func (s streamSink) Write(p []byte) (int, error) {
 	if err := s.w.drainLocked(s.p, s.w.eager); err != nil {
 		return 0, err
 	}
+	if len(s.p.buf) > 0 && !s.w.armed && s.w.err == nil {
+		s.w.armed = true
+		if s.w.soon == nil {
+			s.w.soon = time.AfterFunc(StreamDelay, s.w.sendWaiting)
+		} else {
+			s.w.soon.Reset(StreamDelay)
+		}
+	}
 	return len(p), nil
 }
 
-// Flush sends what this stream has gathered now, not when a chunk is full
-// or the call ends: for a backend whose output must reach the host even
-// if the process serving it stops (a serve's, whose exec passes on what
-// it received). Output after the result is dropped, as any write's.
-func (s streamSink) Flush() error {
-	s.w.mu.Lock()
-	defer s.w.mu.Unlock()
-	return s.w.drainLocked(s.p, true)
+// sendWaiting sends what both streams have gathered.
+func (w *streamWriter) sendWaiting() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.armed = false
+	w.drainAllLocked()
 }
 
 // flush sends what both streams have gathered, and from then on sends
@@ -197,6 +215,11 @@ func (w *streamWriter) flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.eager = true
+	w.drainAllLocked()
+}
+
+// drainAllLocked sends all that both streams hold, stdout first.
+func (w *streamWriter) drainAllLocked() {
 	for _, p := range []*pending{&w.out, &w.errs} {
 		if w.drainLocked(p, true) != nil {
 			return

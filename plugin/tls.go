@@ -200,7 +200,7 @@ func (l *LaunchTLS) Attach(cmd *exec.Cmd) error {
 		err = cerr
 	}
 	if err != nil {
-		r.Close()
+		_ = r.Close()
 		return fmt.Errorf("launch TLS: write material: %w", err)
 	}
 	fd := 3 + len(cmd.ExtraFiles)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/altairalabs/promptkit-sandbox/config"
 	"github.com/altairalabs/promptkit-sandbox/hooks/metrics"
 	"github.com/altairalabs/promptkit-sandbox/plugin/host"
 	"github.com/altairalabs/promptkit-sandbox/plugin/lockfile"
@@ -65,8 +66,13 @@ type Adapter struct {
 
 	mu      sync.Mutex
 	entries map[string]*entry // open sandboxes, by key (see entryKey)
-	closed  bool
-	calls   sync.WaitGroup // Spawns in flight, counted under mu
+	// decls are the provider-mode sandboxes PromptKit loaded, by name
+	// (the latest load wins); codegens the codegen sandboxes provisioned
+	// and not yet closed.
+	decls    map[string]config.Sandbox
+	codegens map[*CodegenSandbox]struct{}
+	closed   bool
+	calls    sync.WaitGroup // Spawns in flight, counted under mu
 
 	// closing ends when Close begins: every call in flight is cancelled
 	// with ErrClosed as the cause.
@@ -74,6 +80,8 @@ type Adapter struct {
 	cancel  context.CancelCauseFunc
 
 	stats counters
+	// lastCodegenErr is the latest failed resolve (LastCodegenError).
+	lastCodegenErr atomic.Pointer[error]
 }
 
 // New finds the plugins and reads the lock file. It starts no plugin:
@@ -146,6 +154,10 @@ func (a *Adapter) Close() error {
 		entries = append(entries, e)
 	}
 	a.entries = nil
+	codegens := make([]*CodegenSandbox, 0, len(a.codegens))
+	for s := range a.codegens {
+		codegens = append(codegens, s)
+	}
 	a.mu.Unlock()
 
 	a.cancel(ErrClosed)
@@ -163,6 +175,7 @@ func (a *Adapter) Close() error {
 	for _, e := range entries {
 		errs = append(errs, e.close())
 	}
+	errs = append(errs, closeCodegens(codegens))
 	errs = append(errs, a.host.Close())
 	return errors.Join(errs...)
 }
@@ -204,6 +217,8 @@ type Stats struct {
 	// Opened counts sandboxes opened; Reused counts factory calls that
 	// were served a sandbox already open for the same entry.
 	Opened, Reused uint64
+	// Codegens counts codegen sandboxes provisioned.
+	Codegens uint64
 	// Spawns counts hook processes run.
 	Spawns uint64
 	// StdoutTruncated and StderrTruncated count calls whose stream passed
@@ -212,7 +227,7 @@ type Stats struct {
 }
 
 type counters struct {
-	opened, reused, spawns, stdoutCut, stderrCut atomic.Uint64
+	opened, reused, codegens, spawns, stdoutCut, stderrCut atomic.Uint64
 }
 
 // Stats returns the adapter's counters.
@@ -224,6 +239,7 @@ func (a *Adapter) Stats() Stats {
 		Sandboxes:       n,
 		Opened:          a.stats.opened.Load(),
 		Reused:          a.stats.reused.Load(),
+		Codegens:        a.stats.codegens.Load(),
 		Spawns:          a.stats.spawns.Load(),
 		StdoutTruncated: a.stats.stdoutCut.Load(),
 		StderrTruncated: a.stats.stderrCut.Load(),

@@ -14,7 +14,7 @@ import (
 	pkdirect "github.com/AltairaLabs/PromptKit/runtime/hooks/sandbox/direct"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/config"
 	"github.com/altairalabs/promptkit-sandbox/promptkit"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )

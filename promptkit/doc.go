@@ -37,5 +37,8 @@
 // are promptkit-sandbox's direct sandbox, which kills the hook's whole
 // process group on timeout and caps its output. (A hook that names no
 // sandbox runs in PromptKit's own direct sandbox either way: PromptKit
-// builds that one itself, without the registry.)
+// builds that one itself, without the registry.) Such a hook is
+// contained as our CLI contains it, in a cgroup or under a supervisor,
+// only in a program whose main calls Init first; in any other, by its
+// process group alone.
 package promptkit

@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/internal/kubecluster"
 	"github.com/altairalabs/promptkit-sandbox/internal/kubetest"
 	"github.com/altairalabs/promptkit-sandbox/internal/plugintest"
 	"github.com/altairalabs/promptkit-sandbox/promptkit"
@@ -31,6 +32,8 @@ var plugins struct {
 var buildRoot string
 
 func TestMain(m *testing.M) {
+	// Direct hooks are contained by starts of this binary.
+	promptkit.Init()
 	klog.SetLogger(logr.Discard())
 	// PromptKit logs every conversation at info.
 	pklogger.SetLogger(slog.New(slog.DiscardHandler))
@@ -40,7 +43,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	buildRoot = dir
-	code := m.Run()
+	// The cluster a Kubernetes test starts is stopped when the tests end.
+	code := kubecluster.Main(m)
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
-	"github.com/altairalabs/promptkit-sandbox/shared/direct"
+	"github.com/altairalabs/promptkit-sandbox/config"
+	"github.com/altairalabs/promptkit-sandbox/internal/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 

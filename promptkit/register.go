@@ -3,13 +3,14 @@ package promptkit
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
 
 	pksandbox "github.com/AltairaLabs/PromptKit/runtime/hooks/sandbox"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/direct"
+	"github.com/altairalabs/promptkit-sandbox/internal/direct"
 )
 
 // Modes lists the modes Register registers, sorted: every sandbox mode
@@ -78,9 +79,11 @@ var owners = struct {
 	m map[*pksandbox.Registry]map[string]*Adapter
 }{m: map[*pksandbox.Registry]map[string]*Adapter{}}
 
-// Register adds a factory for every mode in Modes to r, or to PromptKit's
-// process-wide registry (the one sdk.Open and hooks.ResolveSandboxes
-// use) when r is nil. It is idempotent: modes this adapter registered
+// Register adds a factory for every mode in Modes and ProviderModes to
+// r, or to PromptKit's process-wide registry (the one sdk.Open and
+// hooks.ResolveSandboxes use) when r is nil. A provider mode's factory
+// records the sandboxes PromptKit loads under it, for MCPServer and
+// ProvisionCodegen to provision by name. It is idempotent: modes this adapter registered
 // before are left alone, so calling it before every sdk.Open is safe.
 // A mode another adapter or backend holds is a *ModeTakenError, except
 // direct with ReplaceDirect, which replaces PromptKit's own, and a mode
@@ -93,7 +96,8 @@ func (a *Adapter) Register(r *pksandbox.Registry) error {
 		r = pksandbox.GlobalRegistry()
 	}
 	modes := a.Modes()
-	if len(modes) == 0 {
+	providers := a.ProviderModes()
+	if len(modes)+len(providers) == 0 {
 		return &NoModesError{Dirs: a.host.Dirs()}
 	}
 	owners.Lock()
@@ -103,12 +107,19 @@ func (a *Adapter) Register(r *pksandbox.Registry) error {
 		held = map[string]*Adapter{}
 		owners.m[r] = held
 	}
+	factories := make(map[string]pksandbox.Factory, len(modes)+len(providers))
 	for _, mode := range modes {
+		factories[mode] = a.Factory(mode)
+	}
+	for _, mode := range providers {
+		factories[mode] = a.declarationFactory(mode)
+	}
+	for _, mode := range slices.Sorted(maps.Keys(factories)) {
 		owner := held[mode]
 		if owner == a {
 			continue
 		}
-		f := a.Factory(mode)
+		f := factories[mode]
 		var err error
 		switch {
 		case owner != nil && !owner.isClosed():

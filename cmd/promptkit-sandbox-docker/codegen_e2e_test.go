@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,7 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/altairalabs/promptkit-sandbox/cmd/promptkit-sandbox-docker/dockerbox"
+	"github.com/altairalabs/promptkit-sandbox/internal/dockerbox"
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
 	"github.com/altairalabs/promptkit-sandbox/internal/otlptest"
 )
@@ -81,13 +82,14 @@ func (s codegenSetup) command(args ...string) *exec.Cmd {
 
 // upReport is what codegen up --json prints.
 type upReport struct {
-	ID       string            `json:"id"`
-	Name     string            `json:"name"`
-	Endpoint string            `json:"endpoint"`
-	Token    string            `json:"token"`
-	Details  map[string]string `json:"details"`
-	HeldBy   string            `json:"held_by"`
-	MCPJSON  struct {
+	ID        string            `json:"id"`
+	Name      string            `json:"name"`
+	Endpoint  string            `json:"endpoint"`
+	Token     string            `json:"token"`
+	Workspace string            `json:"workspace"`
+	Details   map[string]string `json:"details"`
+	HeldBy    string            `json:"held_by"`
+	MCPJSON   struct {
 		MCPServers map[string]struct {
 			Type    string            `json:"type"`
 			URL     string            `json:"url"`
@@ -297,6 +299,59 @@ func TestCodegenThroughServe(t *testing.T) {
 	}
 	if !strings.Contains(string(ls), r.ID) || strings.Contains(string(ls), r.Token) {
 		t.Errorf("codegen ls: %s", ls)
+	}
+
+	// pause: ls says so, a call is refused with why; resume: it serves.
+	if out, err := s.command("codegen", "pause", r.ID).Output(); err != nil || string(out) != "paused "+r.ID+"\n" {
+		t.Fatalf("codegen pause: %v %q", err, out)
+	}
+	if ls, err := s.command("codegen", "ls").Output(); err != nil || !strings.Contains(string(ls), "paused") {
+		t.Errorf("codegen ls while paused: %v\n%s", err, ls)
+	}
+	req, _ := http.NewRequest(http.MethodPost, r.Endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Authorization", "Bearer "+r.Token)
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Error(err)
+	} else {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), "codegen resume "+r.ID) {
+			t.Errorf("a call while paused: %d %s", resp.StatusCode, body)
+		}
+	}
+	if out, err := s.command("codegen", "resume", r.ID).Output(); err != nil || string(out) != "resumed "+r.ID+"\n" {
+		t.Fatalf("codegen resume: %v %q", err, out)
+	}
+	useSandbox(t, r.Endpoint, r.Token, s.workspace, "resumed.txt")
+	if code := exitCode(s.command("codegen", "pause", "cg-nosuch").Run()); code != 2 {
+		t.Errorf("pause of an unknown id exited %d, want 2", code)
+	}
+
+	// fork: two new sandboxes of the serve's, each with a copy of the
+	// workspace, released by down.
+	out, err = s.command("codegen", "fork", r.ID, "--count", "2", "--json").Output()
+	if err != nil {
+		t.Fatalf("codegen fork: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("codegen fork --count 2 printed %d lines: %s", len(lines), out)
+	}
+	for _, line := range lines {
+		var f upReport
+		if err := json.Unmarshal([]byte(line), &f); err != nil || f.ID == r.ID || f.Details["forked_from"] != r.ID {
+			t.Fatalf("a fork: %v %s", err, line)
+		}
+		if b, err := os.ReadFile(filepath.Join(f.Workspace, "resumed.txt")); err != nil || string(b) != "hi\n" {
+			t.Errorf("fork %s: resumed.txt %q (%v), want the source's", f.ID, b, err)
+		}
+		useSandbox(t, f.Endpoint, f.Token, f.Workspace, "forked.txt")
+		if err := s.command("codegen", "down", f.ID).Run(); err != nil {
+			t.Errorf("codegen down %s: %v", f.ID, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.workspace, "forked.txt")); err == nil {
+		t.Error("a fork wrote into the source's workspace")
 	}
 	down := s.command("codegen", "down", r.ID)
 	down.Stderr = os.Stderr

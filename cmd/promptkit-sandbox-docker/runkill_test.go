@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/altairalabs/promptkit-sandbox/cmd/promptkit-sandbox-docker/dockerbox"
+	"github.com/altairalabs/promptkit-sandbox/internal/dockerbox"
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
 	"github.com/altairalabs/promptkit-sandbox/internal/sandboxtest"
 )

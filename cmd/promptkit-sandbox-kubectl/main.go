@@ -11,16 +11,18 @@ package main
 import (
 	"os"
 
-	"github.com/altairalabs/promptkit-sandbox/cmd/promptkit-sandbox-kubectl/kubebox"
-	"github.com/altairalabs/promptkit-sandbox/cmd/promptkit-sandbox-kubectl/kubecodegen"
+	"github.com/altairalabs/promptkit-sandbox/internal/kubebox"
+	"github.com/altairalabs/promptkit-sandbox/internal/kubecodegen"
+	"github.com/altairalabs/promptkit-sandbox/internal/resident"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
-	"github.com/altairalabs/promptkit-sandbox/shared/resident"
+	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0"
 
 func main() {
+	supervisor.Init()
 	if resident.Invoked(os.Args) {
 		os.Exit(resident.Main())
 	}

@@ -30,7 +30,7 @@ import (
 // sandbox itself, in the foreground, until Ctrl-C releases it.
 func (e *cliEnv) codegen(args []string) int {
 	if len(args) == 0 {
-		e.errorf("codegen: want a subcommand: up, ls, down or images")
+		e.errorf("codegen: want a subcommand: up, ls, down, pause, resume, fork or images")
 		return exitUsage
 	}
 	switch args[0] {
@@ -40,10 +40,16 @@ func (e *cliEnv) codegen(args []string) int {
 		return e.codegenList(args[1:])
 	case "down":
 		return e.codegenDown(args[1:])
+	case "pause":
+		return e.codegenPause(args[1:], true)
+	case "resume":
+		return e.codegenPause(args[1:], false)
+	case "fork":
+		return e.codegenFork(args[1:])
 	case "images":
 		return e.codegenImages(args[1:])
 	}
-	e.errorf("codegen: unknown subcommand %q (want up, ls, down or images)", args[0])
+	e.errorf("codegen: unknown subcommand %q (want up, ls, down, pause, resume, fork or images)", args[0])
 	return exitUsage
 }
 
@@ -121,7 +127,7 @@ func (e *cliEnv) codegenUp(args []string) int {
 func (e *cliEnv) upServed(ctx context.Context, log hclog.Logger, conn net.Conn, path, cfg, name, workspace string, timeout time.Duration, asJSON, explicit bool) (code int, handled bool) {
 	cc, err := grpcOver(conn, path)
 	if err != nil {
-		conn.Close()
+		_ = conn.Close()
 		e.errorf("codegen up: serve on %s: %v", path, err)
 		return exitSandbox, true
 	}
@@ -277,11 +283,11 @@ func (e *cliEnv) serveClient(ctx context.Context, cmd, socket string) (*plugin.C
 	}
 	cc, err := grpcOver(conn, path)
 	if err != nil {
-		conn.Close()
+		_ = conn.Close()
 		e.errorf("%s: serve on %s: %v", cmd, path, err)
 		return nil, nil, path, exitSandbox
 	}
-	return plugin.NewClient(cc), func() { cc.Close() }, path, exitOK
+	return plugin.NewClient(cc), func() { _ = cc.Close() }, path, exitOK
 }
 
 func (e *cliEnv) codegenList(args []string) int {
@@ -327,7 +333,7 @@ func printList(w io.Writer, list []plugin.Provisioned) {
 	for _, p := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Mode, listState(p), p.Endpoint, p.Workspace, time.Since(p.Created).Round(time.Second))
 	}
-	tw.Flush()
+	_ = tw.Flush()
 	for _, p := range list {
 		if why, dead := strings.CutPrefix(p.Details[provision.State], provision.StateDead); dead {
 			fmt.Fprintf(w, "%s is dead: %s (release it with: promptkit-sandbox codegen down %s)\n", p.ID, why, p.ID)
@@ -335,7 +341,7 @@ func printList(w io.Writer, list []plugin.Provisioned) {
 	}
 }
 
-// listState is the STATE column: running, dead (why follows the table),
+// listState is the STATE column: running, paused, dead (why follows the table),
 // or "-" for a provider that cannot tell.
 func listState(p plugin.Provisioned) string {
 	switch st := p.Details[provision.State]; {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
+	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
 )
 
 // localImage is one sandboxd image the local engine has, as codegen
@@ -65,7 +65,7 @@ func printImages(w io.Writer, images []localImage) {
 	for _, im := range images {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", im.Ref, strings.Join(im.Languages, ","), im.Size, im.Created, im.ID)
 	}
-	tw.Flush()
+	_ = tw.Flush()
 }
 
 // listSandboxdImages asks docker image ls for the images carrying the

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
-	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
 )
 
 // TestCodegenImagesLists: codegen images lists, from the real engine, an

@@ -109,23 +109,23 @@ func (e *cliEnv) openServed(ctx context.Context, log hclog.Logger, f *spawnFlags
 	}
 	cc, err := grpcOver(conn, path)
 	if err != nil {
-		conn.Close()
+		_ = conn.Close()
 		return unusable(fmt.Errorf("serve on %s: %w", path, err))
 	}
 	client := plugin.NewClient(cc)
 	d, err := client.Describe(pctx)
 	if err != nil {
-		cc.Close()
+		_ = cc.Close()
 		return unusable(fmt.Errorf("serve on %s: %w", path, err))
 	}
 	mode, code := e.servedModeOf(d, f, cfg, path)
 	if code != exitOK {
-		cc.Close()
+		_ = cc.Close()
 		return nil, code, false, false
 	}
 	sb, err := client.Open(pctx, *f.name, mode, nil)
 	if err != nil {
-		cc.Close()
+		_ = cc.Close()
 		if notAnswering(ctx, pctx) {
 			return unusable(err)
 		}

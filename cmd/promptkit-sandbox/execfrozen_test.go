@@ -113,8 +113,8 @@ func TestExecServeStoppedMidCall(t *testing.T) {
 			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 			ids := proctest.Identify(t, proctest.ReadPIDs(t, pidFile, 2)...)
 			// The line is on its way to exec (the serve sends output within
-			// servedFlushDelay of its writing).
-			time.Sleep(servedFlushDelay + 200*time.Millisecond)
+			// plugin.StreamDelay of its writing).
+			time.Sleep(plugin.StreamDelay + 200*time.Millisecond)
 			srv.freeze(t)
 			stopped := time.Now()
 

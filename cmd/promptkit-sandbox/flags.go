@@ -10,8 +10,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/bounded"
 	"github.com/altairalabs/promptkit-sandbox/plugin/host"
-	"github.com/altairalabs/promptkit-sandbox/shared/bounded"
 )
 
 // commonFlags are accepted by every command.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/hooks"
 	"github.com/altairalabs/promptkit-sandbox/hooks/wire"
-	"github.com/altairalabs/promptkit-sandbox/shared/bounded"
+	"github.com/altairalabs/promptkit-sandbox/internal/bounded"
 )
 
 func (e *cliEnv) hook(args []string) int {

@@ -32,7 +32,7 @@ func listenServe(path string, log hclog.Logger) (net.Listener, error) {
 	// The directory keeps others out already; the mode says so to anyone
 	// who looks, and holds if the directory is ever opened up.
 	if err := os.Chmod(path, 0o600); err != nil {
-		lis.Close()
+		_ = lis.Close()
 		return nil, fmt.Errorf("socket %s: %w", path, err)
 	}
 	return &peerListener{Listener: lis, uid: os.Getuid(), log: log}, nil
@@ -79,7 +79,7 @@ func clearStale(path string, log hclog.Logger) error {
 	}
 	c, err := net.DialTimeout("unix", path, time.Second)
 	if err == nil {
-		c.Close()
+		_ = c.Close()
 		return fmt.Errorf("%w on %s: stop it first, or give this one another --socket", errServeRunning, path)
 	}
 	if !errors.Is(err, syscall.ECONNREFUSED) {
@@ -111,6 +111,6 @@ func (l *peerListener) Accept() (net.Conn, error) {
 			return c, nil
 		}
 		l.log.Warn("refused a connection not from this user", "peer_uid", uid, "error", err)
-		c.Close()
+		_ = c.Close()
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
 )
 
 // Exit codes shared by every command.
@@ -23,6 +25,9 @@ const (
 var version = "dev"
 
 func main() {
+	// The calls this CLI runs itself (spawn, direct sandboxes) are
+	// contained by starts of this binary.
+	supervisor.Init()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -103,6 +108,14 @@ Commands:
              Release a sandbox the serve holds: its container and private
              directory go; a workspace it was given stays, and so does its
              build cache volume unless --purge.
+  codegen pause ID [--socket PATH]
+  codegen resume ID [--socket PATH]
+             Pause a sandbox the serve holds (its processes frozen, its files,
+             memory and background shells kept; calls to it are refused with
+             why) or resume it. docker_codegen only.
+  codegen fork ID [--count N] [--json] [--socket PATH]
+             Provision N new sandboxes (held by the serve) whose workspaces
+             start as copies of ID's, independent afterwards. docker_codegen only.
   codegen images [--json]
              List the local engine's sandboxd images and the languages each
              serves (docker_codegen picks among them by the workspace's

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/ci"
 )
 
 // cli runs the CLI in-process and returns its exit code and streams.
@@ -31,10 +33,7 @@ func examplesDir(t *testing.T) string {
 func needPython(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("python3 is required in CI (make deps installs it)")
-		}
-		t.Skip("python3 not installed; the example hooks are Python (make deps installs it)")
+		ci.Skip(t, "python3 is not installed, and the example hooks are Python (make deps installs it)")
 	}
 }
 

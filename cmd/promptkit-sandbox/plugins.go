@@ -8,12 +8,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/altairalabs/promptkit-sandbox/config"
 	"github.com/altairalabs/promptkit-sandbox/hooks"
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
 	"github.com/altairalabs/promptkit-sandbox/plugin/discovery"
 	"github.com/altairalabs/promptkit-sandbox/plugin/host"
 	"github.com/altairalabs/promptkit-sandbox/plugin/lockfile"
-	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
 func (e *cliEnv) plugins(args []string) int {
@@ -206,5 +205,5 @@ func anyModes([]string) (config.ModeSet, error) { return allModes{}, nil }
 
 type allModes struct{}
 
-func (allModes) Lookup(string) (sandbox.Factory, bool) { return nil, true }
-func (allModes) Modes() []string                       { return nil }
+func (allModes) Serves(string) bool { return true }
+func (allModes) Modes() []string    { return nil }

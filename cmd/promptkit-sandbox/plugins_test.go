@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
 )
 
 var (
@@ -18,6 +20,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The commands run in-process contain their calls by starts of this
+	// binary, as the CLI's main does.
+	supervisor.Init()
 	code := m.Run()
 	if testPluginDir != "" {
 		os.RemoveAll(testPluginDir)
@@ -152,7 +157,7 @@ func TestPluginsList(t *testing.T) {
 	}
 	good := byName["test"]
 	if good.Version != "1.0.0" || good.Path != path || len(good.SHA256) != 64 || good.Refused != "" ||
-		strings.Join(good.Modes, ",") != "shared_echo,test_crash,test_deaf,test_direct,test_flaky,test_flood,test_hang,test_stuck" {
+		strings.Join(good.Modes, ",") != "shared_echo,test_crash,test_deaf,test_direct,test_env,test_flaky,test_flood,test_hang,test_stuck" {
 		t.Fatalf("test plugin row: %+v", good)
 	}
 	if loose := byName["loose"]; !strings.Contains(loose.Refused, "writable") {

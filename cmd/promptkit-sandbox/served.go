@@ -6,13 +6,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/hooks"
 	"github.com/altairalabs/promptkit-sandbox/hooks/metrics"
+	"github.com/altairalabs/promptkit-sandbox/internal/direct"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
-	"github.com/altairalabs/promptkit-sandbox/shared/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -114,14 +113,11 @@ type lentStreamer struct {
 	st sandbox.Streamer
 }
 
+// What the hook writes goes to exec as it comes (within the plugin
+// server's StreamDelay), not with the result: exec shows a long hook's
+// progress, and should this serve be stopped mid-call, exec passes on what
+// it received.
 func (l lentStreamer) SpawnStreaming(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (sandbox.Response, error) {
-	// What the hook writes goes to exec within servedFlushDelay, not with
-	// the result: should this serve be stopped mid-call, exec passes on
-	// what it received.
-	out, errs := flushSoon(stdout), flushSoon(stderr)
-	defer out.stop()
-	defer errs.stop()
-	stdout, stderr = out, errs
 	if l.m == nil {
 		return l.st.SpawnStreaming(ctx, req, stdout, stderr)
 	}
@@ -165,69 +161,3 @@ func lend(sb sandbox.Sandbox, m *metrics.Collector) sandbox.Sandbox {
 	}
 	return lent{sb, m}
 }
-
-// servedFlushDelay is how long a serve holds a call's output before it
-// sends it: long enough to gather a burst of writes into one message.
-const servedFlushDelay = 50 * time.Millisecond
-
-// flusher is a stream that can send what it has gathered (the plugin
-// server's).
-type flusher interface {
-	io.Writer
-	Flush() error
-}
-
-// soonFlusher flushes its stream servedFlushDelay after a write that
-// finds nothing waiting to be sent.
-type soonFlusher struct {
-	f     flusher
-	mu    sync.Mutex
-	timer *time.Timer
-	armed bool
-}
-
-// flushSoon wraps w, if it can flush; otherwise w is returned as it is,
-// in a soonFlusher that never flushes.
-func flushSoon(w io.Writer) *soonFlusher {
-	f, ok := w.(flusher)
-	if !ok {
-		f = plainFlusher{w}
-	}
-	return &soonFlusher{f: f}
-}
-
-func (s *soonFlusher) Write(p []byte) (int, error) {
-	n, err := s.f.Write(p)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.armed {
-		s.armed = true
-		if s.timer == nil {
-			s.timer = time.AfterFunc(servedFlushDelay, s.flush)
-		} else {
-			s.timer.Reset(servedFlushDelay)
-		}
-	}
-	return n, err
-}
-
-func (s *soonFlusher) flush() {
-	s.mu.Lock()
-	s.armed = false
-	s.mu.Unlock()
-	_ = s.f.Flush()
-}
-
-// stop disarms the flush: the call is over and its result carries the
-// rest.
-func (s *soonFlusher) stop() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.timer != nil {
-		s.timer.Stop()
-	}
-}
-
-type plainFlusher struct{ io.Writer }
-
-func (plainFlusher) Flush() error { return nil }

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 
+	"github.com/altairalabs/promptkit-sandbox/config"
 	"github.com/altairalabs/promptkit-sandbox/hooks"
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/plugin/host"
 )
@@ -50,6 +50,13 @@ func (p *servedProvider) Provision(ctx context.Context, spec plugin.ProvisionSpe
 
 func (p *servedProvider) Release(ctx context.Context, id string, opts plugin.ReleaseOptions) error {
 	return p.h.Release(ctx, id, opts)
+}
+
+func (p *servedProvider) Pause(ctx context.Context, id string) error  { return p.h.Pause(ctx, id) }
+func (p *servedProvider) Resume(ctx context.Context, id string) error { return p.h.Resume(ctx, id) }
+
+func (p *servedProvider) Fork(ctx context.Context, id string, count int) ([]plugin.Provisioned, error) {
+	return p.h.Fork(ctx, id, count)
 }
 
 func (p *servedProvider) List(ctx context.Context) ([]plugin.Provisioned, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -68,12 +69,25 @@ func (s *servedCall) Name() string { return s.sb.Name() }
 // stops answering ends the call (124 past its deadline, 125 before) with
 // what it sent so far, instead of holding exec until PromptKit kills it.
 func (s *servedCall) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Response, error) {
+	return s.call(ctx, req, func(ctx context.Context) (sandbox.Response, error) { return s.sb.Spawn(ctx, req) })
+}
+
+// SpawnStreaming is Spawn with the output written to stdout and stderr
+// as the serve sends it.
+func (s *servedCall) SpawnStreaming(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (sandbox.Response, error) {
+	return s.call(ctx, req, func(ctx context.Context) (sandbox.Response, error) {
+		return s.sb.SpawnStreaming(ctx, req, stdout, stderr)
+	})
+}
+
+// call runs one call, pinging the serve meanwhile (see Spawn).
+func (s *servedCall) call(ctx context.Context, req sandbox.Request, run func(context.Context) (sandbox.Response, error)) (sandbox.Response, error) {
 	start := time.Now()
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stop := s.watch(cctx, cancel)
 	defer stop()
-	resp, err := s.sb.Spawn(cctx, req)
+	resp, err := run(cctx)
 	if ctx.Err() != nil || !errors.Is(context.Cause(cctx), errServeStalled) {
 		return resp, err
 	}

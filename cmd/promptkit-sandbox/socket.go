@@ -65,7 +65,7 @@ func dialServe(ctx context.Context, path string) (net.Conn, error) {
 		return nil, fmt.Errorf("connect to serve on %s: %w", path, err)
 	}
 	if err := checkPeer(c); err != nil {
-		c.Close()
+		_ = c.Close()
 		return nil, fmt.Errorf("serve on %s: %w", path, err)
 	}
 	return c, nil

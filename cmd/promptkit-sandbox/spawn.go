@@ -5,15 +5,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/bounded"
-	"github.com/altairalabs/promptkit-sandbox/shared/direct"
+	"github.com/altairalabs/promptkit-sandbox/internal/bounded"
+	"github.com/altairalabs/promptkit-sandbox/internal/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -97,22 +99,32 @@ func (e *cliEnv) spawnCold(ctx context.Context, f *spawnFlags, cfgPath string) i
 }
 
 // spawnThrough reads our stdin, runs the command in sb, writes its output
-// on ours, and returns the exit code.
+// on ours (as it comes, when sb streams: a long hook's progress shows),
+// and returns the exit code.
 func (e *cliEnv) spawnThrough(ctx context.Context, f *spawnFlags, sb sandbox.Sandbox) int {
 	stdin, err := e.spawnStdin(int64(*f.maxInput))
 	if err != nil {
 		e.errorf("%s: %v", f.cmd, err)
 		return exitUsage
 	}
-	resp, err := sb.Spawn(ctx, sandbox.Request{
+	req := sandbox.Request{
 		Command: f.argv[0],
 		Args:    f.argv[1:],
 		Env:     f.env,
 		Stdin:   stdin,
 		Timeout: *f.timeout,
-	})
-	_, _ = e.stdout.Write(resp.Stdout)
-	_, _ = e.stderr.Write(resp.Stderr)
+	}
+	var resp sandbox.Response
+	if st, ok := sb.(sandbox.Streamer); ok {
+		// A backend may write both streams at once; ours may be one
+		// writer.
+		var mu sync.Mutex
+		resp, err = st.SpawnStreaming(ctx, req, lockedWriter{&mu, e.stdout}, lockedWriter{&mu, e.stderr})
+	} else {
+		resp, err = sb.Spawn(ctx, req)
+		_, _ = e.stdout.Write(resp.Stdout)
+		_, _ = e.stderr.Write(resp.Stderr)
+	}
 	if resp.StdoutTruncated {
 		e.errorf("%s: stdout was truncated at the sandbox's output limit", f.cmd)
 	}
@@ -120,6 +132,18 @@ func (e *cliEnv) spawnThrough(ctx context.Context, f *spawnFlags, sb sandbox.San
 		e.errorf("%s: stderr was truncated at the sandbox's output limit", f.cmd)
 	}
 	return e.spawnExitCode(f.cmd, err)
+}
+
+// lockedWriter writes to w under mu.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // spawnExitCode maps a Spawn error onto the conventions of timeout(1) and

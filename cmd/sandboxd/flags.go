@@ -34,6 +34,7 @@ type options struct {
 	lifeline       bool
 	shutdownGrace  time.Duration
 	diagTimeout    time.Duration
+	callBudget     time.Duration
 	version        bool
 
 	snapshotDir         string
@@ -49,7 +50,7 @@ func (l *list) Set(v string) error { *l = append(*l, v); return nil }
 const usage = `Usage: sandboxd [flags]
 
 sandboxd is the hands of a coding agent: file, search and shell tools
-contained in a workspace, served over MCP (Streamable HTTP at /mcp, legacy
+contained in a workspace, served over MCP (Streamable HTTP at /mcp and at /, legacy
 HTTP+SSE at /sse, or stdio).
 
 Flags (each also read from the SANDBOXD_* variable named beside it; a flag
@@ -77,6 +78,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.logFormat, "log-format", "text", "text or json (SANDBOXD_LOG_FORMAT)")
 	fs.DurationVar(&o.shutdownGrace, "shutdown-grace", server.DefaultShutdownGrace, "how long in-flight calls get to finish on SIGTERM before they are cancelled (SANDBOXD_SHUTDOWN_GRACE)")
 	fs.DurationVar(&o.diagTimeout, "diagnostics-timeout", server.DefaultDiagnosticsTimeout, "how long the checks Write and Edit run on the files they change may take (go vet, pyflakes, tsc, cargo check); 0 turns them off (SANDBOXD_DIAGNOSTICS_TIMEOUT)")
+	fs.DurationVar(&o.callBudget, "call-budget", server.DefaultCallBudget, "how long a Bash command or a run_tests, run_lint, run_typecheck or run_failing_tests run may hold its call: one still running then answers with its output so far and goes on as a background shell, read with BashOutput and stopped with KillShell; keep it under the client's own call timeout (PromptKit's is 30s); 0 holds every call to its end (SANDBOXD_CALL_BUDGET)")
 	fs.StringVar(&o.snapshotDir, "snapshot-dir", "", "keep the snapshot tools' stores in `DIR`, one private (0700) directory per workspace, so snapshots outlive sandboxd; default a private temporary directory removed at exit (SANDBOXD_SNAPSHOT_DIR)")
 	fs.Int64Var(&o.snapshotMaxFileSize, "snapshot-max-file-size", snapshot.DefaultMaxFileSize, "largest file, in `bytes`, a snapshot holds; larger ones are skipped and reported (SANDBOXD_SNAPSHOT_MAX_FILE_SIZE)")
 	fs.BoolVar(&o.stdio, "stdio", false, "serve MCP over stdin and stdout instead of HTTP (SANDBOXD_STDIO)")
@@ -208,7 +210,7 @@ func readToken(path string) (string, error) {
 	if perm := info.Mode().Perm(); perm&0o037 != 0 || perm&0o040 != 0 && !ownGroup(info) {
 		return "", fmt.Errorf("--token-file %s: mode %v lets others read it; chmod 600 it (or 640, in sandboxd's own group)", path, perm)
 	}
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) // #nosec G304 -- --token-file names it: the operator's choice, its mode checked above
 	if err != nil {
 		return "", fmt.Errorf("--token-file: %w", err)
 	}

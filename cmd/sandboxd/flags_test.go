@@ -76,6 +76,37 @@ func TestDiagnosticsTimeoutOption(t *testing.T) {
 	}
 }
 
+// TestCallBudgetOption: the budget defaults under PromptKit's 30 s, the
+// variable and the flag set it, and 0 turns it off.
+func TestCallBudgetOption(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		env  string
+		want time.Duration
+	}{
+		{nil, "", 25 * time.Second},
+		{[]string{"--call-budget", "10s"}, "", 10 * time.Second},
+		{nil, "5s", 5 * time.Second},
+		{[]string{"--call-budget", "0"}, "5s", 0},
+	} {
+		getenv := func(k string) string {
+			if k == "SANDBOXD_CALL_BUDGET" {
+				return c.env
+			}
+			return ""
+		}
+		o, err := parseOptions(append([]string{"--workspace", dir}, c.args...), getenv, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, err := o.config(getenv)
+		if err != nil || cfg.CallBudget != c.want {
+			t.Errorf("%v with env %q: %v, %v; want %v", c.args, c.env, cfg.CallBudget, err, c.want)
+		}
+	}
+}
+
 func TestOptionErrors(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(file, []byte("x"), 0o644)
@@ -98,6 +129,7 @@ func TestOptionErrors(t *testing.T) {
 		{[]string{"--max-body", "0"}, "--max-body"},
 		{[]string{"stray"}, "unexpected argument"},
 		{[]string{"--diagnostics-timeout", "-1s"}, "--diagnostics-timeout"},
+		{[]string{"--call-budget", "-1s"}, "--call-budget"},
 	} {
 		o, err := parseOptions(c.args, func(string) string { return "" }, io.Discard)
 		if err == nil {

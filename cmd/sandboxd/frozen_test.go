@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/ci"
 	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 	"github.com/altairalabs/promptkit-sandbox/internal/sandboxtest"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
@@ -264,9 +265,7 @@ func requireCgroup(t *testing.T) {
 	got := textOf(res)
 	switch {
 	case !res.IsError && strings.TrimSpace(got) == "ok":
-	case os.Getenv("CI") != "":
-		t.Fatalf("CI must offer cgroups: Bash answered %q", got)
 	default:
-		t.Skipf("no cgroup for a call here: Bash answered %q", got)
+		ci.Skipf(t, "no cgroup for a call here: Bash answered %q", got)
 	}
 }

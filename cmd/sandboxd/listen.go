@@ -80,7 +80,7 @@ func removeStaleSocket(path string) error {
 		return fmt.Errorf("listen on unix:%s: a %v is in the way, not a socket", path, info.Mode().Type())
 	}
 	if c, err := net.Dial("unix", path); err == nil {
-		c.Close()
+		_ = c.Close()
 		return fmt.Errorf("listen on unix:%s: another process is listening there", path)
 	}
 	if err := os.Remove(path); err != nil {

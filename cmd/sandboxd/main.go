@@ -28,6 +28,7 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/snapshot"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/telemetry"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
 	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 )
 
@@ -50,6 +51,9 @@ var otlpHeaderEnv = []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_T
 var version = "dev"
 
 func main() {
+	// Bash and the tools' commands are contained by starts of this
+	// binary; so are the commands of the children below.
+	supervisor.Init()
 	// D2 renders and structural Go edits run in children of this
 	// executable; this may be one.
 	child.Serve()
@@ -171,7 +175,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if o.metricsAddr != "" {
 		ms, err := serveMetrics(o.metricsAddr, cfg.Metrics, log)
 		if err != nil {
-			srv.Close()
+			_ = srv.Close()
 			return err
 		}
 		defer ms.stop()
@@ -184,7 +188,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	ln, err := listen(o.addr)
 	if err != nil {
-		srv.Close()
+		_ = srv.Close()
 		return err
 	}
 	if o.lifeline {
@@ -198,7 +202,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	go func() { served <- h.Serve(ln) }()
 	select {
 	case err = <-served:
-		h.Shutdown(context.Background())
+		_ = h.Shutdown(context.Background())
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
@@ -277,6 +281,9 @@ func (o options) config(getenv func(string) string) (server.Config, bool, error)
 	if diagTimeout == 0 {
 		diagTimeout = -1 // off; the Config's zero is the default
 	}
+	if o.callBudget < 0 {
+		return server.Config{}, false, fmt.Errorf("--call-budget %s: want a duration of 0 (none) or more", o.callBudget)
+	}
 	if o.maxBody <= 0 {
 		return server.Config{}, false, fmt.Errorf("--max-body %d: want a positive number of bytes", o.maxBody)
 	}
@@ -303,6 +310,7 @@ func (o options) config(getenv func(string) string) (server.Config, bool, error)
 		MaxBody:            o.maxBody,
 		ShutdownGrace:      o.shutdownGrace,
 		DiagnosticsTimeout: diagTimeout,
+		CallBudget:         o.callBudget,
 
 		SnapshotDir:         snapshotDir,
 		SnapshotMaxFileSize: o.snapshotMaxFileSize,
@@ -340,7 +348,7 @@ func describe(ws []server.Workspace) string {
 // come from a secret store and stdout may be a log); the snippet then
 // reads it from SANDBOXD_TOKEN.
 func announce(w io.Writer, base, metricsURL string, cfg server.Config, generated bool) {
-	token := "${SANDBOXD_TOKEN}"
+	token := "${SANDBOXD_TOKEN}" // #nosec G101 -- a placeholder in the printed client config, which the client fills from its environment
 	if generated {
 		token = cfg.Token
 	}
@@ -359,6 +367,7 @@ func announce(w io.Writer, base, metricsURL string, cfg server.Config, generated
 	}
 	fmt.Fprintf(w, "  MCP (Streamable HTTP): %s%s\n", base, server.PathMCP)
 	fmt.Fprintf(w, "  MCP (HTTP+SSE):        %s%s\n", base, server.PathSSE)
+	fmt.Fprintf(w, "  PromptKit (either transport): %s\n", base)
 	if generated {
 		fmt.Fprintf(w, "  Token (generated for this run; fix one with --token-file): %s\n", cfg.Token)
 	} else {

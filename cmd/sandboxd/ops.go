@@ -54,7 +54,7 @@ func (ms *metricsServer) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	if err := ms.http.Shutdown(ctx); err != nil {
-		ms.http.Close()
+		_ = ms.http.Close()
 	}
 	<-ms.done
 }

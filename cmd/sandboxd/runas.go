@@ -13,7 +13,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
+	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
 )
 
 // runAs is the user the agent's commands run as: the credential, and
@@ -44,6 +44,7 @@ func resolveRunAs(spec string, dirs []string, euid int) (*runAs, error) {
 	why := "--run-as " + spec
 	if spec == "" {
 		if euid != 0 {
+			// #nosec G115 -- euid is Geteuid's, a uid_t
 			return &runAs{uid: uint32(euid), name: strconv.Itoa(euid), why: "it is sandboxd's own and sandboxd is not root (it cannot start processes as another user)"}, nil
 		}
 		fi, err := os.Stat(dir)
@@ -64,7 +65,7 @@ func resolveRunAs(spec string, dirs []string, euid int) (*runAs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--run-as %q: %w", spec, err)
 	}
-	if cred.Uid == uint32(euid) {
+	if cred.Uid == uint32(euid) { // #nosec G115 -- euid is Geteuid's, a uid_t
 		if euid == 0 {
 			return &runAs{uid: 0, name: name, why: why + ", asked for explicitly"}, nil
 		}
@@ -130,13 +131,14 @@ func (r *runAs) makeHome(trustRepos bool) error {
 		return fmt.Errorf("make a home directory: %w", err)
 	}
 	if trustRepos {
+		// #nosec G306 -- root writes it and the agent's user, another UID, must read it
 		if err := os.WriteFile(filepath.Join(tmp, ".gitconfig"), []byte("[safe]\n\tdirectory = *\n"), 0o644); err != nil {
-			os.RemoveAll(tmp)
+			_ = os.RemoveAll(tmp)
 			return fmt.Errorf("make a home directory: %w", err)
 		}
 	}
 	if err := os.Chown(tmp, int(r.cred.Uid), int(r.cred.Gid)); err != nil {
-		os.RemoveAll(tmp)
+		_ = os.RemoveAll(tmp)
 		return fmt.Errorf("make a home directory: %w", err)
 	}
 	r.home, r.tempHome = tmp, tmp

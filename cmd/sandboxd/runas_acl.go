@@ -68,9 +68,9 @@ func encodeACL(es []aclEntry) []byte {
 // minimalACL is the ACL the permission bits mode amount to.
 func minimalACL(mode uint32) []aclEntry {
 	return []aclEntry{
-		{aclUserObj, uint16(mode>>6) & 7, aclUndefined},
-		{aclGroupObj, uint16(mode>>3) & 7, aclUndefined},
-		{aclOther, uint16(mode) & 7, aclUndefined},
+		{aclUserObj, uint16(mode >> 6 & 7), aclUndefined},
+		{aclGroupObj, uint16(mode >> 3 & 7), aclUndefined},
+		{aclOther, uint16(mode & 7), aclUndefined},
 	}
 }
 
@@ -285,7 +285,7 @@ func grantTree(fd int, path string, st unix.Stat_t, uid uint32, g *aclGrant) err
 			if err == nil {
 				err = grantTree(cfd, child, cst, uid, g)
 			}
-			unix.Close(cfd)
+			_ = unix.Close(cfd)
 			if err != nil {
 				return err
 			}

@@ -15,8 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
 	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
-	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
 )
 
 // rootWorkspace is a fresh workspace of root's, as a checkout cloned by

@@ -78,11 +78,11 @@ func sealSecrets(args, environ []string, getenv func(string) string) error {
 		return fmt.Errorf("seal secrets: memfd: %w", err)
 	}
 	if _, err := unix.Write(fd, data); err != nil {
-		unix.Close(fd)
+		_ = unix.Close(fd)
 		return fmt.Errorf("seal secrets: %w", err)
 	}
 	if _, err := unix.Seek(fd, 0, io.SeekStart); err != nil {
-		unix.Close(fd)
+		_ = unix.Close(fd)
 		return fmt.Errorf("seal secrets: %w", err)
 	}
 	var env []string
@@ -93,8 +93,8 @@ func sealSecrets(args, environ []string, getenv func(string) string) error {
 	}
 	env = append(env, envSealed+"="+strconv.Itoa(fd))
 	argv := append([]string{os.Args[0]}, withoutTokenFlags(args)...)
-	err = syscall.Exec("/proc/self/exe", argv, env)
-	unix.Close(fd)
+	err = syscall.Exec("/proc/self/exe", argv, env) // #nosec G702 -- sandboxd re-executes itself with its own arguments, less the token flags
+	_ = unix.Close(fd)
 	return fmt.Errorf("seal secrets: exec: %w", err)
 }
 

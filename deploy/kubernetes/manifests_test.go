@@ -13,8 +13,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/altairalabs/promptkit-sandbox/cmd/promptkit-sandbox-kubectl/kubebox"
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/config"
+	"github.com/altairalabs/promptkit-sandbox/internal/kubebox"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/ci"
 )
 
 func TestCleanupRemovesContainers(t *testing.T) {
@@ -86,7 +88,7 @@ func TestRequireCLIChild(t *testing.T) {
 // RequireCLI runs a test without an engine, and skips one without the CLI.
 func TestCleanupWithoutEngine(t *testing.T) {
 	t.Parallel()
-	if inCI() {
+	if ci.Running() {
 		t.Skip("CI is set: Require fails there without an engine, by design")
 	}
 	noDocker := t.TempDir() // an empty PATH: no docker CLI

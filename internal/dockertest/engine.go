@@ -3,11 +3,12 @@ package dockertest
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/ci"
 )
 
 // dockerCLI is the client every helper runs; tests that need another one
@@ -62,44 +63,12 @@ var busyboxProblem = sync.OnceValue(func() string {
 	return ""
 })
 
-// verdict is what a test does about a missing prerequisite.
-type verdict int
-
-const (
-	proceed verdict = iota
-	skip
-	fail
-)
-
-// decide turns what is missing ("" for nothing) into a verdict and the
-// message that explains it. CI must run the Docker tests, so there a
-// missing prerequisite fails the test instead of quietly skipping it.
-func decide(problem string, ci bool) (verdict, string) {
-	switch {
-	case problem == "":
-		return proceed, ""
-	case ci:
-		return fail, "CI is set, so Docker tests must run, but " + problem + "; " + howToFix
-	}
-	return skip, "skipping: this test needs Docker, but " + problem + "; " + howToFix
-}
-
-// inCI reports whether the CI environment variable is set, the convention
-// of every CI system we know of. "false" and "0" count as unset, so a
-// developer can say CI=false.
-func inCI() bool {
-	v, ok := os.LookupEnv("CI")
-	return ok && v != "" && v != "false" && v != "0"
-}
-
-// need skips or fails the test, as decide says, unless problem is "".
+// need skips the test for want of Docker, saying what is missing and
+// how to get it, unless problem is "" (in CI it fails it: package ci).
 func need(t testing.TB, problem string) {
 	t.Helper()
-	switch v, msg := decide(problem, inCI()); v {
-	case skip:
-		t.Skip(msg)
-	case fail:
-		t.Fatal(msg)
+	if problem != "" {
+		ci.Skip(t, "this test needs Docker, but "+problem+"; "+howToFix)
 	}
 }
 
@@ -108,8 +77,8 @@ const shortSkip = "skipping in -short mode: needs a Docker engine (make test run
 
 // Require makes a test need a Docker engine: when the docker CLI is absent
 // or no engine answers, it skips with a message saying so and how to get
-// one (scripts/ensure-docker.sh) — unless the env var CI is set, where it
-// fails (CI must run Docker tests, not skip them).
+// one (scripts/ensure-docker.sh) — unless CI is set (ci.Running), where
+// it fails (CI must run Docker tests, not skip them).
 //
 // Under go test -short (make unit) it skips without asking for an engine,
 // CI or not: -short asks for the tests that need nothing but Go and a few

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"strings"
 	"testing"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/ci"
 )
 
 func TestProbeProblem(t *testing.T) {
@@ -28,59 +30,20 @@ func TestProbeProblem(t *testing.T) {
 	}
 }
 
-func TestDecide(t *testing.T) {
+// TestNeedSaysHowToFix: a missing engine fails a test under CI with a
+// message that names the problem and the fix, and lets one through
+// when nothing is missing.
+func TestNeedSaysHowToFix(t *testing.T) {
+	t.Setenv(ci.Var, "true")
 	const problem = "no Docker engine answers (Cannot connect to the Docker daemon)"
-	tests := []struct {
-		name     string
-		problem  string
-		ci       bool
-		want     verdict
-		mentions []string
-	}{
-		{name: "nothing missing", want: proceed},
-		{name: "nothing missing in CI", ci: true, want: proceed},
-		{name: "missing", problem: problem, want: skip, mentions: []string{"skipping", problem, "scripts/ensure-docker.sh"}},
-		{name: "missing in CI", problem: problem, ci: true, want: fail, mentions: []string{"CI is set", problem, "scripts/ensure-docker.sh"}},
+	rec := &recorder{TB: t}
+	need(rec, "")
+	if len(rec.failed) != 0 {
+		t.Errorf("need with nothing missing recorded %q", rec.failed)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, msg := decide(tt.problem, tt.ci)
-			if got != tt.want {
-				t.Errorf("verdict = %d, want %d (message %q)", got, tt.want, msg)
-			}
-			if tt.want == proceed && msg != "" {
-				t.Errorf("message = %q, want none", msg)
-			}
-			for _, m := range tt.mentions {
-				if !strings.Contains(msg, m) {
-					t.Errorf("message %q does not mention %q", msg, m)
-				}
-			}
-		})
-	}
-}
-
-func TestInCI(t *testing.T) {
-	for _, tt := range []struct {
-		value string
-		set   bool
-		want  bool
-	}{
-		{set: false, want: false},
-		{value: "", set: true, want: false},
-		{value: "false", set: true, want: false},
-		{value: "0", set: true, want: false},
-		{value: "true", set: true, want: true},
-		{value: "1", set: true, want: true},
-		{value: "yes", set: true, want: true},
-	} {
-		t.Setenv("CI", tt.value) // restores CI afterwards
-		if !tt.set {
-			unsetenv(t, "CI")
-		}
-		if got := inCI(); got != tt.want {
-			t.Errorf("CI=%q (set %v): inCI() = %v, want %v", tt.value, tt.set, got, tt.want)
-		}
+	need(rec, problem)
+	if len(rec.failed) != 1 || !strings.Contains(rec.failed[0], problem) || !strings.Contains(rec.failed[0], "scripts/ensure-docker.sh") {
+		t.Errorf("need under CI recorded %q, want one failure naming %q and scripts/ensure-docker.sh", rec.failed, problem)
 	}
 }
 
@@ -99,7 +62,7 @@ func TestRequireHere(t *testing.T) {
 // TestRequireSkipsInShortMode: under -short, Require skips with a message
 // saying why, even where an engine answers and even under CI.
 func TestRequireSkipsInShortMode(t *testing.T) {
-	t.Setenv("CI", "true")
+	t.Setenv(ci.Var, "true")
 	short := flag.Lookup("test.short").Value
 	was := short.String()
 	if err := short.Set("true"); err != nil {

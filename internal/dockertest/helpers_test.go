@@ -4,20 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"sync"
 	"testing"
 )
-
-// unsetenv unsets key for the rest of the test; t.Setenv beforehand makes
-// the testing package restore it.
-func unsetenv(t *testing.T, key string) {
-	t.Helper()
-	if err := os.Unsetenv(key); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // runIn runs `docker run --rm -i --network none` with the test's unique
 // label and returns what the container printed and its exit status; only
@@ -67,5 +57,5 @@ func (r *recorder) Errorf(format string, args ...any) {
 func (r *recorder) Fatal(args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.failed = append(r.failed, "fatal")
+	r.failed = append(r.failed, "fatal: "+fmt.Sprint(args...))
 }

@@ -42,7 +42,7 @@ RUN ["/bin/busybox", "sh", "-c", "/bin/busybox --install -s /bin && mkdir -m 177
 `
 
 // etcFiles are the files under /etc of every image.
-var etcFiles = map[string]string{
+var etcFiles = map[string]string{ // #nosec G101 -- a test image's /etc/passwd and /etc/group: account names, no secrets
 	"passwd": "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n",
 	"group":  "root:x:0:\nnogroup:x:65534:\n",
 }
@@ -170,6 +170,7 @@ func pruneStale(ctx context.Context, before time.Time) {
 // writeContext writes the Dockerfile and every file it copies into dir;
 // the hooks are compiled through a module written into srcDir.
 func (r recipe) writeContext(ctx context.Context, dir, srcDir string) error {
+	// #nosec G301 -- a Docker build context: the engine reads it, and the image's modes come from it
 	if err := os.MkdirAll(filepath.Join(dir, "etc"), 0o755); err != nil {
 		return err
 	}
@@ -178,6 +179,7 @@ func (r recipe) writeContext(ctx context.Context, dir, srcDir string) error {
 		files[filepath.Join("etc", name)] = content
 	}
 	for name, content := range files {
+		// #nosec G306 -- a Docker build context: the engine reads it, and the image's modes come from it
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			return err
 		}
@@ -186,6 +188,7 @@ func (r recipe) writeContext(ctx context.Context, dir, srcDir string) error {
 	if err != nil {
 		return err
 	}
+	// #nosec G306 -- the test image's shell: it must be executable by every user in it
 	if err := os.WriteFile(filepath.Join(dir, "busybox"), busybox, 0o755); err != nil {
 		return err
 	}
@@ -196,10 +199,10 @@ func (r recipe) writeContext(ctx context.Context, dir, srcDir string) error {
 		}
 		for name, data := range files {
 			dst := filepath.Join(dir, "root", filepath.FromSlash(name))
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil { // #nosec G301 -- a Docker build context: the image's directories take this mode
 				return err
 			}
-			if err := os.WriteFile(dst, data, 0o755); err != nil {
+			if err := os.WriteFile(dst, data, 0o755); err != nil { // #nosec G306 -- a binary for the test image, run there by its users
 				return err
 			}
 		}

@@ -42,10 +42,11 @@ func New(t testing.TB) *Fixture {
 			t.Fatal(err)
 		}
 	}
-	must(os.MkdirAll(filepath.Join(f.Dir, "dir"), 0o755))
-	must(os.MkdirAll(filepath.Dir(f.Secret), 0o755))
+	must(os.MkdirAll(filepath.Join(f.Dir, "dir"), 0o755)) // #nosec G301 -- the fixture workspace: the agent's user (another UID) must reach it
+	must(os.MkdirAll(filepath.Dir(f.Secret), 0o755))      // #nosec G301 -- open on purpose: the escape tests prove the sandbox, not the mode, keeps the secret out
 	must(os.WriteFile(f.Secret, []byte(Secret), 0o600))
-	must(os.WriteFile(filepath.Join(f.Dir, "file.txt"), []byte("inside"), 0o644))
+	must(os.WriteFile(filepath.Join(f.Dir, "file.txt"), []byte("inside"), 0o644)) // #nosec G306 -- a fixture file the agent's user (another UID) must read
+	// #nosec G306 -- a fixture file the agent's user (another UID) must read
 	must(os.WriteFile(filepath.Join(f.Dir, "dir", "nested.txt"), []byte("nested"), 0o644))
 	for link, to := range map[string]string{
 		"in-link":    "file.txt",

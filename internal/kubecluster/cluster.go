@@ -143,7 +143,7 @@ func Problem() string {
 // refuses when make kube-up's cluster runs; and clears what a crashed
 // owner left behind.
 func claim(ctx context.Context, l layout, detach bool, log logf) (unlock func(), err error) {
-	if err := os.MkdirAll(string(l), 0o755); err != nil {
+	if err := os.MkdirAll(string(l), 0o755); err != nil { // #nosec G301 -- the test cluster's state directory; its keys are written 0600 (pki.go)
 		return nil, err
 	}
 	unlock, err = flock.Lock(ctx, string(l)+".lock")
@@ -168,7 +168,7 @@ func claim(ctx context.Context, l layout, detach bool, log logf) (unlock func(),
 		unlock()
 		return nil, fmt.Errorf("ports %s on 127.0.0.1 are taken by something else; is another Kubernetes running?", strings.Join(busy, ", "))
 	}
-	if err := os.MkdirAll(l.path("run"), 0o755); err != nil {
+	if err := os.MkdirAll(l.path("run"), 0o755); err != nil { // #nosec G301 -- the test cluster's PID files, which make kube-down reads
 		unlock()
 		return nil, err
 	}
@@ -176,6 +176,7 @@ func claim(ctx context.Context, l layout, detach bool, log logf) (unlock func(),
 	if detach {
 		owner = "detached"
 	}
+	// #nosec G306 -- which process owns the test cluster, read by the next one to claim it
 	if err := os.WriteFile(l.owner(), []byte(owner+"\n"), 0o644); err != nil {
 		unlock()
 		return nil, err
@@ -206,7 +207,7 @@ func busyPorts() []string {
 			busy = append(busy, strconv.Itoa(p))
 			continue
 		}
-		ln.Close()
+		_ = ln.Close()
 	}
 	return busy
 }

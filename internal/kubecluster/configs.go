@@ -175,11 +175,13 @@ func writeConfigs(l layout, pauseRef string) error {
 		l.proxyConfig():   proxyConfig(l),
 	}
 	for _, d := range []string{"logs", "run", "kubelet/root", "kubelet/pod-logs", "cni/ipam", "cni/net.d", "kube-proxy", "containerd"} {
+		// #nosec G301 -- the test cluster's component directories, as their own packages make them
 		if err := os.MkdirAll(l.path(strings.Split(d, "/")...), 0o755); err != nil {
 			return err
 		}
 	}
 	for path, content := range files {
+		// #nosec G306 -- the test cluster's component configs: no secrets in them (keys are files of their own, 0600)
 		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 			return fmt.Errorf("writing %s: %w", path, err)
 		}

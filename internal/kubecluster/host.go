@@ -99,6 +99,7 @@ func setupBridge() error {
 			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
 		}
 	}
+	// #nosec G306 -- a sysctl under /proc/sys, which exists: the mode is never used
 	if err := os.WriteFile(filepath.Join("/proc/sys/net/ipv4/conf", bridgeName, "route_localnet"), []byte("1"), 0o644); err != nil {
 		return fmt.Errorf("setting route_localnet on %s: %w", bridgeName, err)
 	}

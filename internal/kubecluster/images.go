@@ -81,10 +81,11 @@ func ensurePause(ctx context.Context, ref string) error {
 		"src/main.go": pauseSource,
 		"Dockerfile":  pauseDockerfile,
 	}
-	if err := os.Mkdir(filepath.Join(dir, "src"), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(dir, "src"), 0o755); err != nil { // #nosec G301 -- the pause image's build context
 		return err
 	}
 	for name, content := range files {
+		// #nosec G306 -- the pause image's build context: source and Dockerfile
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			return err
 		}

@@ -166,6 +166,7 @@ func writePEM(path, typ string, der []byte, mode os.FileMode) error {
 // writeKubeconfig writes <user>.kubeconfig, with the CA and the user's
 // client certificate embedded, so the file works from anywhere.
 func writeKubeconfig(dir, user, server string) error {
+	// #nosec G304 -- the test cluster's own PKI directory, names fixed below
 	read := func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, name)) }
 	ca, err := read("ca.crt")
 	if err != nil {

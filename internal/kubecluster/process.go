@@ -24,6 +24,7 @@ import (
 
 // startProcess starts a component and records its PID.
 func startProcess(l layout, name, bin string, args ...string) (*exec.Cmd, error) {
+	// #nosec G302 -- a test cluster component's log, for whoever runs the tests to read
 	logFile, err := os.OpenFile(l.log(name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -36,7 +37,7 @@ func startProcess(l layout, name, bin string, args ...string) (*exec.Cmd, error)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	if err := os.WriteFile(l.pidFile(name), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+	if err := os.WriteFile(l.pidFile(name), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil { // #nosec G306 -- a PID file, which make kube-down reads
 		_ = cmd.Process.Kill()
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/ci"
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,13 +21,6 @@ import (
 
 // howToFix tells a developer what a cluster needs.
 const howToFix = "run the tests as root on Linux (make test installs etcd-server, containerd, runc and containernetworking-plugins with apt-get)"
-
-// inCI reports whether the CI environment variable is set; "false" and "0"
-// count as unset, as in dockertest.
-func inCI() bool {
-	v, ok := os.LookupEnv("CI")
-	return ok && v != "" && v != "false" && v != "0"
-}
 
 // Require makes a test need a cluster: under go test -short (make unit) it
 // skips before building or installing anything; where a cluster cannot
@@ -39,10 +33,7 @@ func Require(t testing.TB) {
 		t.Skip("skipping in -short mode: needs a Kubernetes cluster (make test runs it)")
 	}
 	if problem := Problem(); problem != "" {
-		if inCI() {
-			t.Fatalf("CI is set, so Kubernetes tests must run, but %s; %s", problem, howToFix)
-		}
-		t.Skipf("skipping: this test needs a Kubernetes cluster, but %s; %s", problem, howToFix)
+		ci.Skipf(t, "this test needs a Kubernetes cluster, but %s; %s", problem, howToFix)
 	}
 	dockertest.Require(t)
 }

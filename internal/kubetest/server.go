@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/moby/moby/client"
 	corev1 "k8s.io/api/core/v1"
@@ -87,7 +88,7 @@ func Start(t testing.TB) *Server {
 	mux.HandleFunc("GET /api/v1/namespaces/{ns}/pods", s.listPods)
 	mux.HandleFunc("POST /api/v1/namespaces/{ns}/pods/{name}/exec", s.exec)
 	mux.HandleFunc("GET /api/v1/namespaces/{ns}/pods/{name}/exec", s.exec)
-	s.srv = &http.Server{Handler: s.authenticate(mux), TLSConfig: &tls.Config{
+	s.srv = &http.Server{Handler: s.authenticate(mux), ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{
 		Certificates: []tls.Certificate{ca.cert},
 		MinVersion:   tls.VersionTLS12,
 		NextProtos:   []string{"http/1.1"}, // exec upgrades need HTTP/1.1
@@ -343,7 +344,7 @@ func writeJSON(w http.ResponseWriter, body []byte) {
 func writeStatus(w http.ResponseWriter, code int, reason metav1.StatusReason, msg string, details *metav1.StatusDetails) {
 	out, _ := json.Marshal(metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
-		Status:   metav1.StatusFailure, Message: msg, Reason: reason, Code: int32(code), Details: details,
+		Status:   metav1.StatusFailure, Message: msg, Reason: reason, Code: int32(code), Details: details, // #nosec G115 -- code is an HTTP status
 	})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)

@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
+	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
 )
 
 // files are the projects. A file named NAME.fixture is the project's
@@ -129,14 +129,14 @@ func (f Fixture) WriteTo(dir string, uid, gid int) error {
 	for rel, content := range all {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
 		for d := filepath.Dir(p); d != dir && len(d) > len(dir); d = filepath.Dir(d) {
-			if err := os.MkdirAll(d, 0o755); err != nil {
+			if err := os.MkdirAll(d, 0o755); err != nil { // #nosec G301 -- a fixture workspace that the agent's user (another UID) must reach
 				return err
 			}
 			if err := os.Lchown(d, uid, gid); err != nil {
 				return err
 			}
 		}
-		if err := os.WriteFile(p, content, 0o644); err != nil {
+		if err := os.WriteFile(p, content, 0o644); err != nil { // #nosec G306 -- a fixture file that the agent's user (another UID) must read
 			return err
 		}
 		if err := os.Lchown(p, uid, gid); err != nil {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
+	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
 )
 
 // TestEveryLanguageHasAFixture: each language's project is there, is

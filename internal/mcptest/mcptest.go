@@ -38,7 +38,7 @@ func Connect(t testing.TB, endpoint, token string) *mcp.ClientSession {
 	if err != nil {
 		t.Fatalf("connect to %s: %v", endpoint, err)
 	}
-	t.Cleanup(func() { cs.Close() })
+	t.Cleanup(func() { _ = cs.Close() })
 	return cs
 }
 

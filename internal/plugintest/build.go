@@ -21,6 +21,7 @@ import (
 func BuildCLIAndPlugin(t testing.TB, dir, cliPkg, name, version string) (cli, pluginDir string) {
 	t.Helper()
 	pluginDir = filepath.Join(dir, "plugins")
+	// #nosec G301 -- a plugin directory as make build makes bin/plugins; discovery refuses only one others may write
 	if err := os.Mkdir(pluginDir, 0o755); err != nil {
 		t.Fatal(err)
 	}

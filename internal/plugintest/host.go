@@ -6,7 +6,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/config"
 	"github.com/altairalabs/promptkit-sandbox/internal/sandboxtest"
 	"github.com/altairalabs/promptkit-sandbox/plugin/host"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/resident"
+	"github.com/altairalabs/promptkit-sandbox/internal/resident"
 )
 
 // RunWithResident runs a backend package's tests with the resident taken

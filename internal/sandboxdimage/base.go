@@ -83,13 +83,13 @@ func importTarball(ctx context.Context, o Options, ref string) error {
 	mm.Stdout, mm.Stderr = w, io.MultiWriter(&mmErr, o.Log)
 	imp.Stdin, imp.Stderr = r, &impErr
 	if err := imp.Start(); err != nil {
-		r.Close()
-		w.Close()
+		_ = r.Close()
+		_ = w.Close()
 		return fmt.Errorf("docker import: %w", err)
 	}
-	r.Close()
+	_ = r.Close()
 	mmRunErr := mm.Run()
-	w.Close() // docker import sees the end of the tarball
+	_ = w.Close() // docker import sees the end of the tarball
 	impRunErr := imp.Wait()
 	if mmRunErr != nil {
 		return fmt.Errorf("mmdebstrap %s: %w: %s", strings.Join(args, " "), mmRunErr, tail(mmErr.String()))

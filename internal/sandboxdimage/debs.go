@@ -119,7 +119,7 @@ func downloadDebs(ctx context.Context, o Options, work, status string, packages 
 	cache := filepath.Join(o.CacheDir, "apt")
 	for _, dir := range []string{filepath.Join(work, "empty"), filepath.Join(work, "archives", "partial"),
 		filepath.Join(work, "cache"), filepath.Join(work, "log"), filepath.Join(cache, "lists", "partial"), filepath.Join(cache, "state")} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil { // #nosec G301 -- apt-get's working directories: its download sandbox (user _apt) must reach them
 			return nil, err
 		}
 	}
@@ -129,6 +129,7 @@ func downloadDebs(ctx context.Context, o Options, work, status string, packages 
 		"status":       status,
 	}
 	for name, content := range files {
+		// #nosec G306 -- apt-get's configuration, which its sandbox user (_apt) must read
 		if err := os.WriteFile(filepath.Join(work, name), []byte(content), 0o644); err != nil {
 			return nil, err
 		}

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
 	"github.com/altairalabs/promptkit-sandbox/internal/langfixture"
 	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
-	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
 )
 
 // BenchmarkFirstRunTests times what an agent meets first in a fresh

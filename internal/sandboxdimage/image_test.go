@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
 	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
-	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
 )
 
 // ensureTimeout bounds making sure of the image: a cold build (mmdebstrap,

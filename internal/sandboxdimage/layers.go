@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
+	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
 )
 
 // plan is what one image is made of: the base, a layer per language, and
@@ -104,6 +104,7 @@ func (o *Options) goLayer(ctx context.Context, parent string) (layerStep, error)
 // writeContext writes the Go layer's Dockerfile and what it copies into
 // dir.
 func (in goLayerInputs) writeContext(dir string) error {
+	// #nosec G306 -- a Docker build context's Dockerfile, nothing secret
 	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(in.dockerfile), 0o644); err != nil {
 		return err
 	}
@@ -120,6 +121,7 @@ func (in goLayerInputs) writeContext(dir string) error {
 func (in topInputs) writeContext(dir string) error {
 	files := map[string]string{"Dockerfile": in.dockerfile, "gitconfig": in.gitconfig}
 	for name, content := range files {
+		// #nosec G306 -- a Docker build context, whose modes become the image's
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			return err
 		}

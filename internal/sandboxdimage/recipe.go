@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
+	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
 )
 
 // recipeVersion changes whenever the way the image is assembled changes in
@@ -205,7 +205,7 @@ func aptState(d Debian) string {
 		if !ok {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(aptListsDir, name))
+		data, err := os.ReadFile(filepath.Join(aptListsDir, name)) // #nosec G304 -- apt's list of an archive's release, in /var/lib/apt/lists
 		if err != nil {
 			data = []byte("absent")
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
+	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
 )
 
 func TestInReleaseFile(t *testing.T) {

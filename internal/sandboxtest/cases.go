@@ -240,8 +240,7 @@ func (r *runner) timeoutOnce(t *testing.T, body string, need int) {
 func (r *runner) cancel(t *testing.T) {
 	for i := range repetitions() {
 		t.Run(strconv.Itoa(i+1), func(t *testing.T) {
-			w := r.runWatched(t, `sleep "$m" & sleep "$m"`, 2, r.cell.CallTimeout, true)
-			t.Logf("cancelled after %v; returned after %v", w.seenAt.Round(time.Millisecond), w.took.Round(time.Millisecond))
+			w := r.cancelStarted(t)
 			wantKind(t, w.resp, w.err, sandbox.KindCanceled)
 			if late := w.took - w.seenAt; late > r.cell.Slack {
 				t.Errorf("returned %v after the cancel, more than %v", late.Round(time.Millisecond), r.cell.Slack)
@@ -249,6 +248,28 @@ func (r *runner) cancel(t *testing.T) {
 			wantStreams(t, w.resp, w.err, "started-out", "started-err")
 			r.assertGone(t, w, 2)
 		})
+	}
+}
+
+// cancelStarted runs a call and cancels it once its processes run. A
+// call whose processes did not start in time (a busy machine can take
+// that long to start a container) proves nothing about killing them:
+// after a check that nothing of it is left, it is tried again, up to
+// timeoutAttempts calls.
+func (r *runner) cancelStarted(t *testing.T) watched {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		w := r.runWatched(t, `sleep "$m" & sleep "$m"`, 2, r.cell.CallTimeout, true)
+		t.Logf("cancelled after %v; returned after %v", w.seenAt.Round(time.Millisecond), w.took.Round(time.Millisecond))
+		if !w.gaveUp {
+			return w
+		}
+		if attempt == timeoutAttempts {
+			t.Errorf("in %d calls, the call's processes never showed before the cancel", attempt)
+			return w
+		}
+		r.assertGone(t, w, 0)
+		t.Logf("the call's processes did not run before the cancel; again")
 	}
 }
 

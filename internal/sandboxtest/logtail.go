@@ -4,7 +4,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/bounded"
+	"github.com/altairalabs/promptkit-sandbox/internal/bounded"
 )
 
 // LogTail returns a writer (for a plugin host's logger, say) that keeps

@@ -28,7 +28,7 @@ type foreignError struct {
 func (e *foreignError) Error() string {
 	return fmt.Sprintf("%s is owned by %s, not by you (%s) or root: its owner could replace what runs as you; "+
 		"chown it (and every directory above it) to yourself or root, move the plugin to a directory you own, or pin it by SHA-256 in a lock file you or root own",
-		e.what, describeUID(e.uid), describeUID(uint32(e.self)))
+		e.what, describeUID(e.uid), describeUID(uint32(e.self))) // #nosec G115 -- self is Geteuid's, a uid_t
 }
 
 // describeUID is "uid 1000 (alice)", or "uid 1000" when the name is unknown.

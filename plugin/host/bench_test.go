@@ -4,14 +4,14 @@ import (
 	"context"
 	"testing"
 
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
-	"github.com/altairalabs/promptkit-sandbox/shared/direct"
+	"github.com/altairalabs/promptkit-sandbox/config"
+	"github.com/altairalabs/promptkit-sandbox/internal/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
 
 // The in-process and plugin benchmarks run the same command through the
-// same backend code (shared/direct): the difference is the plugin hop.
+// same backend code (internal/direct): the difference is the plugin hop.
 var (
 	tinyRequest   = sandbox.Request{Command: "true", Stdin: []byte(`{"hook":"provider","phase":"before_call"}`)}
 	oneMiBRequest = sandbox.Request{Command: "head", Args: []string{"-c", "1048576", "/dev/zero"}}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/config"
 	"github.com/altairalabs/promptkit-sandbox/internal/sandboxtest"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
@@ -13,7 +13,7 @@ import (
 // TestConformance runs the contract's suite against the direct backend
 // through a plugin binary: the test plugin serves the real direct
 // Factory as conf_direct, and the host discovers, starts and speaks to
-// it as to any plugin. (The in-process cell is in shared/direct.)
+// it as to any plugin. (The in-process cell is in internal/direct.)
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	var once sync.Once

@@ -12,7 +12,7 @@ import (
 
 	"github.com/hashicorp/go-version"
 
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/config"
 	"github.com/altairalabs/promptkit-sandbox/plugin/discovery"
 	"github.com/altairalabs/promptkit-sandbox/plugin/lockfile"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"

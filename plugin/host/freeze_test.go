@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/config"
 	"github.com/altairalabs/promptkit-sandbox/hooks"
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
 	"github.com/altairalabs/promptkit-sandbox/hooks/wire"
 	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"

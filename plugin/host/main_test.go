@@ -17,10 +17,11 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/config"
 	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 	"github.com/altairalabs/promptkit-sandbox/plugin/discovery"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
 )
 
 // Test plugin builds, made once per test binary in TestMain.
@@ -35,6 +36,9 @@ var (
 const shortSkip = "skipping in -short mode: needs the test plugin binaries built (make test runs it)"
 
 func TestMain(m *testing.M) {
+	// The benchmarks' in-process direct calls are contained by starts
+	// of this binary.
+	supervisor.Init()
 	flag.Parse() // for testing.Short; m.Run parses no further
 	// Under -short, three static links of the test plugin would be most
 	// of this package's time; install skips the tests that need them.

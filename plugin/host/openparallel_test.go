@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/config"
 	"github.com/altairalabs/promptkit-sandbox/hooks"
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
 )
 
 // TestSandboxesOfOneConfigOpenTogether: three sandboxes whose backend

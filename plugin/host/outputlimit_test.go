@@ -3,7 +3,7 @@ package host
 import (
 	"testing"
 
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/config"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 )
 

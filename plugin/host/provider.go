@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/config"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
@@ -83,15 +83,9 @@ func isProvider(modes []plugin.ModeInfo, mode string) bool {
 // Release releases a sandbox this host provisioned. An id it does not
 // know is plugin.ErrNotProvisioned.
 func (h *Host) Release(ctx context.Context, id string, opts plugin.ReleaseOptions) error {
-	h.mu.Lock()
-	inst, ok := h.provisioned[id]
-	h.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("release %s: %w by this host", id, plugin.ErrNotProvisioned)
-	}
-	rpc, err := inst.running()
+	rpc, err := h.clientOf(id, "release "+id)
 	if err != nil {
-		return fmt.Errorf("release %s: %w", id, err)
+		return err
 	}
 	if err := rpc.Release(ctx, id, opts); err != nil {
 		return err
@@ -100,6 +94,64 @@ func (h *Host) Release(ctx context.Context, id string, opts plugin.ReleaseOption
 	delete(h.provisioned, id)
 	h.mu.Unlock()
 	return nil
+}
+
+// Pause pauses a sandbox this host provisioned (see plugin.Pauser).
+func (h *Host) Pause(ctx context.Context, id string) error {
+	return h.setPaused(ctx, id, true)
+}
+
+// Resume resumes a sandbox this host provisioned.
+func (h *Host) Resume(ctx context.Context, id string) error {
+	return h.setPaused(ctx, id, false)
+}
+
+func (h *Host) setPaused(ctx context.Context, id string, paused bool) error {
+	rpc, err := h.clientOf(id, map[bool]string{true: "pause ", false: "resume "}[paused]+id)
+	if err != nil {
+		return err
+	}
+	if paused {
+		return rpc.Pause(ctx, id)
+	}
+	return rpc.Resume(ctx, id)
+}
+
+// Fork forks a sandbox this host provisioned (see plugin.Forker); the
+// forks are this host's too.
+func (h *Host) Fork(ctx context.Context, id string, count int) ([]plugin.Provisioned, error) {
+	rpc, err := h.clientOf(id, "fork "+id)
+	if err != nil {
+		return nil, err
+	}
+	got, err := rpc.Fork(ctx, id, count)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	if inst := h.provisioned[id]; inst != nil {
+		for _, p := range got {
+			h.provisioned[p.ID] = inst
+		}
+	}
+	h.mu.Unlock()
+	return got, nil
+}
+
+// clientOf is the client of the running plugin process that provisioned
+// id; what names the operation in errors.
+func (h *Host) clientOf(id, what string) (*plugin.Client, error) {
+	h.mu.Lock()
+	inst, ok := h.provisioned[id]
+	h.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%s: %w by this host", what, plugin.ErrNotProvisioned)
+	}
+	rpc, err := inst.running()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return rpc, nil
 }
 
 // List returns the sandboxes provisioned through this host's running

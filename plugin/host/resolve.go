@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-version"
 
+	"github.com/altairalabs/promptkit-sandbox/config"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/plugin/discovery"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
@@ -196,6 +197,14 @@ func (h *Host) modes(ctx context.Context) []string {
 	sort.Strings(modes)
 	return modes
 }
+
+// A Host is the ModeSet a RuntimeConfig is checked against when plugins
+// serve its modes (codegen.Load, the PromptKit adapter): Serves, Modes
+// and ModeHint answer it.
+var (
+	_ config.ModeSet    = (*Host)(nil)
+	_ config.ModeHinter = (*Host)(nil)
+)
 
 // Modes lists every mode the installed plugins serve (newest versions),
 // starting them to ask.

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
-	"github.com/altairalabs/promptkit-sandbox/hooks/config"
+	"github.com/altairalabs/promptkit-sandbox/config"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
@@ -56,6 +57,8 @@ type pluginSandbox struct {
 
 var (
 	_ sandbox.Closer       = (*pluginSandbox)(nil)
+	_ sandbox.Streamer     = (*pluginSandbox)(nil)
+	_ sandbox.EnvForwarder = (*pluginSandbox)(nil)
 	_ plugin.OutputLimiter = (*pluginSandbox)(nil)
 )
 
@@ -74,11 +77,39 @@ func (s *pluginSandbox) OutputLimit() int {
 	return s.open.OutputLimit()
 }
 
+// ForwardedEnv is what the plugin reported, when it last opened the
+// sandbox, that the sandbox sets in every process (nil before it has):
+// the hooks runtime redacts those values from what it quotes of a hook.
+func (s *pluginSandbox) ForwardedEnv() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open == nil {
+		return nil
+	}
+	return s.open.ForwardedEnv()
+}
+
 // Plugin names the plugin serving the sandbox, for humans: "docker 1.2.0
 // (/path/to/promptkit-sandbox-docker_v1.2.0)".
 func (s *pluginSandbox) Plugin() string { return s.inst.cand.String() }
 
 func (s *pluginSandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Response, error) {
+	return s.call(ctx, req, func(ctx context.Context, rs *plugin.RemoteSandbox) (sandbox.Response, error) {
+		return rs.Spawn(ctx, req)
+	})
+}
+
+// SpawnStreaming is Spawn with the output written to stdout and stderr
+// as the plugin sends it (see sandbox.Streamer).
+func (s *pluginSandbox) SpawnStreaming(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (sandbox.Response, error) {
+	return s.call(ctx, req, func(ctx context.Context, rs *plugin.RemoteSandbox) (sandbox.Response, error) {
+		return rs.SpawnStreaming(ctx, req, stdout, stderr)
+	})
+}
+
+// call runs one call through the sandbox as opened in the live plugin
+// process, reopening it there first when the process is new.
+func (s *pluginSandbox) call(ctx context.Context, req sandbox.Request, run func(context.Context, *plugin.RemoteSandbox) (sandbox.Response, error)) (sandbox.Response, error) {
 	if req.Timeout > 0 {
 		// The call's timeout bounds all of it: starting a plugin process
 		// again and reopening the sandbox in it too.
@@ -103,7 +134,7 @@ func (s *pluginSandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox
 		}
 		return sandbox.Response{Err: err}, err
 	}
-	resp, err := rs.Spawn(ctx, req)
+	resp, err := run(ctx, rs)
 	// Only the hop's own failure retires the process: a backend's
 	// transport error is this call's alone, and the plugin goes on
 	// serving every other call. So does a process found stopped when a

@@ -169,7 +169,7 @@ func writeAtomic(path string, data []byte) (err error) {
 	}
 	// Make the rename itself durable; failing to is not worth an error
 	// once the new content is in place.
-	if d, derr := os.Open(dir); derr == nil {
+	if d, derr := os.Open(dir); derr == nil { // #nosec G304 -- the directory of the lock file just written, to sync it
 		_ = d.Sync()
 		_ = d.Close()
 	}

@@ -67,6 +67,14 @@ func (h *Holder) Add(b Box) error {
 	return nil
 }
 
+// Get returns the box id.
+func (h *Holder) Get(id string) (Box, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	b, ok := h.boxes[id]
+	return b, ok
+}
+
 // Purger is a Box that keeps something beyond its Teardown for the
 // workspace's next sandbox (a build cache); Purge removes it, after
 // Teardown, on a Release with Purge.
@@ -161,17 +169,40 @@ func (h *Holder) reapIdle() {
 	h.mu.Lock()
 	var idle []string
 	for id, b := range h.boxes {
-		if since := b.IdleSince(); !since.IsZero() && time.Since(since) > b.IdleTimeout() {
+		// A paused sandbox is kept until it is resumed or released: it
+		// was paused to be kept.
+		if since := b.IdleSince(); !since.IsZero() && time.Since(since) > b.IdleTimeout() && !paused(b) {
 			idle = append(idle, id)
 		}
 	}
 	h.mu.Unlock()
 	for _, id := range idle {
+		if h.sleep(id) {
+			continue
+		}
 		h.log.Info("releasing an idle codegen sandbox", "id", id)
 		if err := h.Release(context.Background(), id, plugin.ReleaseOptions{}); err != nil && !errors.Is(err, plugin.ErrNotProvisioned) {
 			h.log.Warn("releasing an idle codegen sandbox", "id", id, "error", err)
 		}
 	}
+}
+
+// sleep pauses the idle box id if it sleeps when idle, and reports
+// whether it does: such a box is never released as idle.
+func (h *Holder) sleep(id string) bool {
+	h.mu.Lock()
+	b := h.boxes[id]
+	h.mu.Unlock()
+	s, ok := b.(Sleeper)
+	if !ok || !s.SleepsWhenIdle() {
+		return false
+	}
+	if err := s.Sleep(context.Background()); err != nil {
+		h.log.Warn("pausing an idle codegen sandbox", "id", id, "error", err)
+	} else {
+		h.log.Info("paused an idle codegen sandbox; its next call resumes it", "id", id)
+	}
+	return true
 }
 
 // Mortal is a Box whose sandbox can stop by itself (its container
@@ -183,7 +214,8 @@ type Mortal interface {
 }
 
 // State is the key of a listed sandbox's Details saying whether it runs:
-// StateRunning, or "dead: " and why. Boxes that are not Mortal have none.
+// StateRunning, StatePaused, or "dead: " and why. Boxes that are neither
+// Mortal nor Pausable have none.
 const (
 	State        = "state"
 	StateRunning = "running"
@@ -192,15 +224,21 @@ const (
 
 // withState is info with its State detail set, in a copy of Details.
 func withState(b Box, info plugin.Provisioned) plugin.Provisioned {
-	m, ok := b.(Mortal)
-	if !ok {
+	m, mortal := b.(Mortal)
+	_, pausable := b.(Pausable)
+	if !mortal && !pausable {
 		return info
 	}
 	details := make(map[string]string, len(info.Details)+1)
 	maps.Copy(details, info.Details)
 	details[State] = StateRunning
-	if why := m.Dead(); why != "" {
-		details[State] = StateDead + why
+	if paused(b) {
+		details[State] = StatePaused
+	}
+	if mortal {
+		if why := m.Dead(); why != "" {
+			details[State] = StateDead + why
+		}
 	}
 	info.Details = details
 	return info

@@ -346,7 +346,13 @@ type OpenResponse struct {
 	Handle string `protobuf:"bytes,1,opt,name=handle,proto3" json:"handle,omitempty"`
 	// output_limit is the sandbox's cap, in bytes, on each of stdout and
 	// stderr; the host accepts no more than this of either.
-	OutputLimit   int64 `protobuf:"varint,2,opt,name=output_limit,json=outputLimit,proto3" json:"output_limit,omitempty"`
+	OutputLimit int64 `protobuf:"varint,2,opt,name=output_limit,json=outputLimit,proto3" json:"output_limit,omitempty"`
+	// env are the variables the sandbox's own configuration sets in every
+	// process it runs (a docker_run entry's env), "KEY=value" only: the
+	// plugin resolves bare keys against its own environment. The host
+	// redacts their values from what it quotes of a process's output. A
+	// plugin that predates it sends none.
+	Env           []string `protobuf:"bytes,3,rep,name=env,proto3" json:"env,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -393,6 +399,13 @@ func (x *OpenResponse) GetOutputLimit() int64 {
 		return x.OutputLimit
 	}
 	return 0
+}
+
+func (x *OpenResponse) GetEnv() []string {
+	if x != nil {
+		return x.Env
+	}
+	return nil
 }
 
 type SpawnInput struct {
@@ -1342,6 +1355,191 @@ func (*ReleaseResponse) Descriptor() ([]byte, []int) {
 	return file_sandbox_proto_rawDescGZIP(), []int{18}
 }
 
+type SetPausedRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// paused: true pauses, false resumes.
+	Paused        bool `protobuf:"varint,2,opt,name=paused,proto3" json:"paused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPausedRequest) Reset() {
+	*x = SetPausedRequest{}
+	mi := &file_sandbox_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPausedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPausedRequest) ProtoMessage() {}
+
+func (x *SetPausedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sandbox_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPausedRequest.ProtoReflect.Descriptor instead.
+func (*SetPausedRequest) Descriptor() ([]byte, []int) {
+	return file_sandbox_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *SetPausedRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *SetPausedRequest) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+type SetPausedResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPausedResponse) Reset() {
+	*x = SetPausedResponse{}
+	mi := &file_sandbox_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPausedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPausedResponse) ProtoMessage() {}
+
+func (x *SetPausedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sandbox_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPausedResponse.ProtoReflect.Descriptor instead.
+func (*SetPausedResponse) Descriptor() ([]byte, []int) {
+	return file_sandbox_proto_rawDescGZIP(), []int{20}
+}
+
+type ForkRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Count         int32                  `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForkRequest) Reset() {
+	*x = ForkRequest{}
+	mi := &file_sandbox_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForkRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForkRequest) ProtoMessage() {}
+
+func (x *ForkRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sandbox_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForkRequest.ProtoReflect.Descriptor instead.
+func (*ForkRequest) Descriptor() ([]byte, []int) {
+	return file_sandbox_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ForkRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ForkRequest) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+type ForkResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Sandboxes     []*Provisioned         `protobuf:"bytes,1,rep,name=sandboxes,proto3" json:"sandboxes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForkResponse) Reset() {
+	*x = ForkResponse{}
+	mi := &file_sandbox_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForkResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForkResponse) ProtoMessage() {}
+
+func (x *ForkResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_sandbox_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForkResponse.ProtoReflect.Descriptor instead.
+func (*ForkResponse) Descriptor() ([]byte, []int) {
+	return file_sandbox_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ForkResponse) GetSandboxes() []*Provisioned {
+	if x != nil {
+		return x.Sandboxes
+	}
+	return nil
+}
+
 type ListRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1350,7 +1548,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_sandbox_proto_msgTypes[19]
+	mi := &file_sandbox_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1362,7 +1560,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[19]
+	mi := &file_sandbox_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1375,7 +1573,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{19}
+	return file_sandbox_proto_rawDescGZIP(), []int{23}
 }
 
 type ListResponse struct {
@@ -1387,7 +1585,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_sandbox_proto_msgTypes[20]
+	mi := &file_sandbox_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1399,7 +1597,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[20]
+	mi := &file_sandbox_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1412,7 +1610,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{20}
+	return file_sandbox_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListResponse) GetSandboxes() []*Provisioned {
@@ -1443,10 +1641,11 @@ const file_sandbox_proto_rawDesc = "" +
 	"\fsandbox_name\x18\x01 \x01(\tR\vsandboxName\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x1f\n" +
 	"\vconfig_json\x18\x03 \x01(\fR\n" +
-	"configJson\"I\n" +
+	"configJson\"[\n" +
 	"\fOpenResponse\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\x12!\n" +
-	"\foutput_limit\x18\x02 \x01(\x03R\voutputLimit\"\xa4\x01\n" +
+	"\foutput_limit\x18\x02 \x01(\x03R\voutputLimit\x12\x10\n" +
+	"\x03env\x18\x03 \x03(\tR\x03env\"\xa4\x01\n" +
 	"\n" +
 	"SpawnInput\x128\n" +
 	"\x05start\x18\x01 \x01(\v2 .promptkit.sandbox.v1.SpawnStartH\x00R\x05start\x12\x16\n" +
@@ -1512,7 +1711,16 @@ const file_sandbox_proto_rawDesc = "" +
 	"\x0eReleaseRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05purge\x18\x02 \x01(\bR\x05purge\"\x11\n" +
-	"\x0fReleaseResponse\"\r\n" +
+	"\x0fReleaseResponse\":\n" +
+	"\x10SetPausedRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06paused\x18\x02 \x01(\bR\x06paused\"\x13\n" +
+	"\x11SetPausedResponse\"3\n" +
+	"\vForkRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x05R\x05count\"O\n" +
+	"\fForkResponse\x12?\n" +
+	"\tsandboxes\x18\x01 \x03(\v2!.promptkit.sandbox.v1.ProvisionedR\tsandboxes\"\r\n" +
 	"\vListRequest\"O\n" +
 	"\fListResponse\x12?\n" +
 	"\tsandboxes\x18\x01 \x03(\v2!.promptkit.sandbox.v1.ProvisionedR\tsandboxes*\xae\x01\n" +
@@ -1529,11 +1737,13 @@ const file_sandbox_proto_rawDesc = "" +
 	"\x04Open\x12!.promptkit.sandbox.v1.OpenRequest\x1a\".promptkit.sandbox.v1.OpenResponse\x12P\n" +
 	"\x05Spawn\x12 .promptkit.sandbox.v1.SpawnInput\x1a!.promptkit.sandbox.v1.SpawnOutput(\x010\x01\x12P\n" +
 	"\x05Close\x12\".promptkit.sandbox.v1.CloseRequest\x1a#.promptkit.sandbox.v1.CloseResponse\x12S\n" +
-	"\x06Cancel\x12#.promptkit.sandbox.v1.CancelRequest\x1a$.promptkit.sandbox.v1.CancelResponse2\x8f\x02\n" +
+	"\x06Cancel\x12#.promptkit.sandbox.v1.CancelRequest\x1a$.promptkit.sandbox.v1.CancelResponse2\xbc\x03\n" +
 	"\bProvider\x12\\\n" +
 	"\tProvision\x12&.promptkit.sandbox.v1.ProvisionRequest\x1a'.promptkit.sandbox.v1.ProvisionResponse\x12V\n" +
 	"\aRelease\x12$.promptkit.sandbox.v1.ReleaseRequest\x1a%.promptkit.sandbox.v1.ReleaseResponse\x12M\n" +
-	"\x04List\x12!.promptkit.sandbox.v1.ListRequest\x1a\".promptkit.sandbox.v1.ListResponseBAZ?github.com/altairalabs/promptkit-sandbox/shared/proto;sandboxpbb\x06proto3"
+	"\x04List\x12!.promptkit.sandbox.v1.ListRequest\x1a\".promptkit.sandbox.v1.ListResponse\x12\\\n" +
+	"\tSetPaused\x12&.promptkit.sandbox.v1.SetPausedRequest\x1a'.promptkit.sandbox.v1.SetPausedResponse\x12M\n" +
+	"\x04Fork\x12!.promptkit.sandbox.v1.ForkRequest\x1a\".promptkit.sandbox.v1.ForkResponseBAZ?github.com/altairalabs/promptkit-sandbox/shared/proto;sandboxpbb\x06proto3"
 
 var (
 	file_sandbox_proto_rawDescOnce sync.Once
@@ -1548,7 +1758,7 @@ func file_sandbox_proto_rawDescGZIP() []byte {
 }
 
 var file_sandbox_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_sandbox_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_sandbox_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_sandbox_proto_goTypes = []any{
 	(ErrorKind)(0),            // 0: promptkit.sandbox.v1.ErrorKind
 	(*DescribeRequest)(nil),   // 1: promptkit.sandbox.v1.DescribeRequest
@@ -1570,9 +1780,13 @@ var file_sandbox_proto_goTypes = []any{
 	(*Provisioned)(nil),       // 17: promptkit.sandbox.v1.Provisioned
 	(*ReleaseRequest)(nil),    // 18: promptkit.sandbox.v1.ReleaseRequest
 	(*ReleaseResponse)(nil),   // 19: promptkit.sandbox.v1.ReleaseResponse
-	(*ListRequest)(nil),       // 20: promptkit.sandbox.v1.ListRequest
-	(*ListResponse)(nil),      // 21: promptkit.sandbox.v1.ListResponse
-	nil,                       // 22: promptkit.sandbox.v1.Provisioned.DetailsEntry
+	(*SetPausedRequest)(nil),  // 20: promptkit.sandbox.v1.SetPausedRequest
+	(*SetPausedResponse)(nil), // 21: promptkit.sandbox.v1.SetPausedResponse
+	(*ForkRequest)(nil),       // 22: promptkit.sandbox.v1.ForkRequest
+	(*ForkResponse)(nil),      // 23: promptkit.sandbox.v1.ForkResponse
+	(*ListRequest)(nil),       // 24: promptkit.sandbox.v1.ListRequest
+	(*ListResponse)(nil),      // 25: promptkit.sandbox.v1.ListResponse
+	nil,                       // 26: promptkit.sandbox.v1.Provisioned.DetailsEntry
 }
 var file_sandbox_proto_depIdxs = []int32{
 	3,  // 0: promptkit.sandbox.v1.DescribeResponse.modes:type_name -> promptkit.sandbox.v1.Mode
@@ -1581,29 +1795,34 @@ var file_sandbox_proto_depIdxs = []int32{
 	12, // 3: promptkit.sandbox.v1.SpawnOutput.result:type_name -> promptkit.sandbox.v1.SpawnResult
 	0,  // 4: promptkit.sandbox.v1.SpawnResult.kind:type_name -> promptkit.sandbox.v1.ErrorKind
 	17, // 5: promptkit.sandbox.v1.ProvisionResponse.sandbox:type_name -> promptkit.sandbox.v1.Provisioned
-	22, // 6: promptkit.sandbox.v1.Provisioned.details:type_name -> promptkit.sandbox.v1.Provisioned.DetailsEntry
-	17, // 7: promptkit.sandbox.v1.ListResponse.sandboxes:type_name -> promptkit.sandbox.v1.Provisioned
-	1,  // 8: promptkit.sandbox.v1.Sandbox.Describe:input_type -> promptkit.sandbox.v1.DescribeRequest
-	4,  // 9: promptkit.sandbox.v1.Sandbox.Open:input_type -> promptkit.sandbox.v1.OpenRequest
-	6,  // 10: promptkit.sandbox.v1.Sandbox.Spawn:input_type -> promptkit.sandbox.v1.SpawnInput
-	13, // 11: promptkit.sandbox.v1.Sandbox.Close:input_type -> promptkit.sandbox.v1.CloseRequest
-	8,  // 12: promptkit.sandbox.v1.Sandbox.Cancel:input_type -> promptkit.sandbox.v1.CancelRequest
-	15, // 13: promptkit.sandbox.v1.Provider.Provision:input_type -> promptkit.sandbox.v1.ProvisionRequest
-	18, // 14: promptkit.sandbox.v1.Provider.Release:input_type -> promptkit.sandbox.v1.ReleaseRequest
-	20, // 15: promptkit.sandbox.v1.Provider.List:input_type -> promptkit.sandbox.v1.ListRequest
-	2,  // 16: promptkit.sandbox.v1.Sandbox.Describe:output_type -> promptkit.sandbox.v1.DescribeResponse
-	5,  // 17: promptkit.sandbox.v1.Sandbox.Open:output_type -> promptkit.sandbox.v1.OpenResponse
-	11, // 18: promptkit.sandbox.v1.Sandbox.Spawn:output_type -> promptkit.sandbox.v1.SpawnOutput
-	14, // 19: promptkit.sandbox.v1.Sandbox.Close:output_type -> promptkit.sandbox.v1.CloseResponse
-	9,  // 20: promptkit.sandbox.v1.Sandbox.Cancel:output_type -> promptkit.sandbox.v1.CancelResponse
-	16, // 21: promptkit.sandbox.v1.Provider.Provision:output_type -> promptkit.sandbox.v1.ProvisionResponse
-	19, // 22: promptkit.sandbox.v1.Provider.Release:output_type -> promptkit.sandbox.v1.ReleaseResponse
-	21, // 23: promptkit.sandbox.v1.Provider.List:output_type -> promptkit.sandbox.v1.ListResponse
-	16, // [16:24] is the sub-list for method output_type
-	8,  // [8:16] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	26, // 6: promptkit.sandbox.v1.Provisioned.details:type_name -> promptkit.sandbox.v1.Provisioned.DetailsEntry
+	17, // 7: promptkit.sandbox.v1.ForkResponse.sandboxes:type_name -> promptkit.sandbox.v1.Provisioned
+	17, // 8: promptkit.sandbox.v1.ListResponse.sandboxes:type_name -> promptkit.sandbox.v1.Provisioned
+	1,  // 9: promptkit.sandbox.v1.Sandbox.Describe:input_type -> promptkit.sandbox.v1.DescribeRequest
+	4,  // 10: promptkit.sandbox.v1.Sandbox.Open:input_type -> promptkit.sandbox.v1.OpenRequest
+	6,  // 11: promptkit.sandbox.v1.Sandbox.Spawn:input_type -> promptkit.sandbox.v1.SpawnInput
+	13, // 12: promptkit.sandbox.v1.Sandbox.Close:input_type -> promptkit.sandbox.v1.CloseRequest
+	8,  // 13: promptkit.sandbox.v1.Sandbox.Cancel:input_type -> promptkit.sandbox.v1.CancelRequest
+	15, // 14: promptkit.sandbox.v1.Provider.Provision:input_type -> promptkit.sandbox.v1.ProvisionRequest
+	18, // 15: promptkit.sandbox.v1.Provider.Release:input_type -> promptkit.sandbox.v1.ReleaseRequest
+	24, // 16: promptkit.sandbox.v1.Provider.List:input_type -> promptkit.sandbox.v1.ListRequest
+	20, // 17: promptkit.sandbox.v1.Provider.SetPaused:input_type -> promptkit.sandbox.v1.SetPausedRequest
+	22, // 18: promptkit.sandbox.v1.Provider.Fork:input_type -> promptkit.sandbox.v1.ForkRequest
+	2,  // 19: promptkit.sandbox.v1.Sandbox.Describe:output_type -> promptkit.sandbox.v1.DescribeResponse
+	5,  // 20: promptkit.sandbox.v1.Sandbox.Open:output_type -> promptkit.sandbox.v1.OpenResponse
+	11, // 21: promptkit.sandbox.v1.Sandbox.Spawn:output_type -> promptkit.sandbox.v1.SpawnOutput
+	14, // 22: promptkit.sandbox.v1.Sandbox.Close:output_type -> promptkit.sandbox.v1.CloseResponse
+	9,  // 23: promptkit.sandbox.v1.Sandbox.Cancel:output_type -> promptkit.sandbox.v1.CancelResponse
+	16, // 24: promptkit.sandbox.v1.Provider.Provision:output_type -> promptkit.sandbox.v1.ProvisionResponse
+	19, // 25: promptkit.sandbox.v1.Provider.Release:output_type -> promptkit.sandbox.v1.ReleaseResponse
+	25, // 26: promptkit.sandbox.v1.Provider.List:output_type -> promptkit.sandbox.v1.ListResponse
+	21, // 27: promptkit.sandbox.v1.Provider.SetPaused:output_type -> promptkit.sandbox.v1.SetPausedResponse
+	23, // 28: promptkit.sandbox.v1.Provider.Fork:output_type -> promptkit.sandbox.v1.ForkResponse
+	19, // [19:29] is the sub-list for method output_type
+	9,  // [9:19] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_sandbox_proto_init() }
@@ -1627,7 +1846,7 @@ func file_sandbox_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sandbox_proto_rawDesc), len(file_sandbox_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   22,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

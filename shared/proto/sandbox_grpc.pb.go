@@ -310,6 +310,8 @@ const (
 	Provider_Provision_FullMethodName = "/promptkit.sandbox.v1.Provider/Provision"
 	Provider_Release_FullMethodName   = "/promptkit.sandbox.v1.Provider/Release"
 	Provider_List_FullMethodName      = "/promptkit.sandbox.v1.Provider/List"
+	Provider_SetPaused_FullMethodName = "/promptkit.sandbox.v1.Provider/SetPaused"
+	Provider_Fork_FullMethodName      = "/promptkit.sandbox.v1.Provider/Fork"
 )
 
 // ProviderClient is the client API for Provider service.
@@ -338,6 +340,17 @@ type ProviderClient interface {
 	// List returns the sandboxes this plugin process has provisioned and
 	// not released, without their tokens.
 	List(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error)
+	// SetPaused pauses a provisioned sandbox (its processes frozen, using
+	// no CPU; its files, memory and processes kept; calls to its endpoint
+	// refused with why) or resumes it. Pausing a paused sandbox, or
+	// resuming a running one, does nothing. An unknown id is NotFound; a
+	// provider that cannot pause answers FailedPrecondition.
+	SetPaused(ctx context.Context, in *SetPausedRequest, opts ...grpc.CallOption) (*SetPausedResponse, error)
+	// Fork provisions count new sandboxes of the same entry whose
+	// workspaces start as copies of the sandbox id's, independent
+	// afterwards; all or none. An unknown id is NotFound; a provider that
+	// cannot fork answers FailedPrecondition.
+	Fork(ctx context.Context, in *ForkRequest, opts ...grpc.CallOption) (*ForkResponse, error)
 }
 
 type providerClient struct {
@@ -378,6 +391,26 @@ func (c *providerClient) List(ctx context.Context, in *ListRequest, opts ...grpc
 	return out, nil
 }
 
+func (c *providerClient) SetPaused(ctx context.Context, in *SetPausedRequest, opts ...grpc.CallOption) (*SetPausedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetPausedResponse)
+	err := c.cc.Invoke(ctx, Provider_SetPaused_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *providerClient) Fork(ctx context.Context, in *ForkRequest, opts ...grpc.CallOption) (*ForkResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ForkResponse)
+	err := c.cc.Invoke(ctx, Provider_Fork_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProviderServer is the server API for Provider service.
 // All implementations must embed UnimplementedProviderServer
 // for forward compatibility.
@@ -404,6 +437,17 @@ type ProviderServer interface {
 	// List returns the sandboxes this plugin process has provisioned and
 	// not released, without their tokens.
 	List(context.Context, *ListRequest) (*ListResponse, error)
+	// SetPaused pauses a provisioned sandbox (its processes frozen, using
+	// no CPU; its files, memory and processes kept; calls to its endpoint
+	// refused with why) or resumes it. Pausing a paused sandbox, or
+	// resuming a running one, does nothing. An unknown id is NotFound; a
+	// provider that cannot pause answers FailedPrecondition.
+	SetPaused(context.Context, *SetPausedRequest) (*SetPausedResponse, error)
+	// Fork provisions count new sandboxes of the same entry whose
+	// workspaces start as copies of the sandbox id's, independent
+	// afterwards; all or none. An unknown id is NotFound; a provider that
+	// cannot fork answers FailedPrecondition.
+	Fork(context.Context, *ForkRequest) (*ForkResponse, error)
 	mustEmbedUnimplementedProviderServer()
 }
 
@@ -422,6 +466,12 @@ func (UnimplementedProviderServer) Release(context.Context, *ReleaseRequest) (*R
 }
 func (UnimplementedProviderServer) List(context.Context, *ListRequest) (*ListResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method List not implemented")
+}
+func (UnimplementedProviderServer) SetPaused(context.Context, *SetPausedRequest) (*SetPausedResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SetPaused not implemented")
+}
+func (UnimplementedProviderServer) Fork(context.Context, *ForkRequest) (*ForkResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Fork not implemented")
 }
 func (UnimplementedProviderServer) mustEmbedUnimplementedProviderServer() {}
 func (UnimplementedProviderServer) testEmbeddedByValue()                  {}
@@ -498,6 +548,42 @@ func _Provider_List_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Provider_SetPaused_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetPausedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).SetPaused(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_SetPaused_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).SetPaused(ctx, req.(*SetPausedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Provider_Fork_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ForkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).Fork(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_Fork_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).Fork(ctx, req.(*ForkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Provider_ServiceDesc is the grpc.ServiceDesc for Provider service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -516,6 +602,14 @@ var Provider_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "List",
 			Handler:    _Provider_List_Handler,
+		},
+		{
+			MethodName: "SetPaused",
+			Handler:    _Provider_SetPaused_Handler,
+		},
+		{
+			MethodName: "Fork",
+			Handler:    _Provider_Fork_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -68,6 +68,12 @@ func (r *Registry) Lookup(mode string) (Factory, bool) {
 	return f, ok
 }
 
+// Serves reports whether a factory is registered for mode.
+func (r *Registry) Serves(mode string) bool {
+	_, ok := r.Lookup(mode)
+	return ok
+}
+
 // Modes returns the registered mode names, sorted.
 func (r *Registry) Modes() []string {
 	r.mu.RLock()

@@ -24,6 +24,9 @@ func TestRegistryIsAValue(t *testing.T) {
 	if _, ok := b.Lookup("x"); ok {
 		t.Fatal("registration leaked between registries")
 	}
+	if !a.Serves("x") || b.Serves("x") {
+		t.Fatalf("Serves(x): %v and %v, want true and false", a.Serves("x"), b.Serves("x"))
+	}
 	var zero Registry
 	if err := zero.Register("x", nopFactory); err != nil {
 		t.Fatalf("zero Registry: %v", err)

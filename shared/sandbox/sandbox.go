@@ -89,6 +89,17 @@ type Streamer interface {
 	SpawnStreaming(ctx context.Context, req Request, stdout, stderr io.Writer) (Response, error)
 }
 
+// EnvForwarder is implemented by sandboxes whose own configuration sets
+// variables in every process they run, before Request.Env (the env key
+// of docker_run, docker_exec and kubectl_exec). ForwardedEnv returns
+// those entries, "KEY=value", or a bare "KEY" forwarding the caller's
+// value as in Request.Env, so that whoever quotes a process's output can
+// redact their values (see shared/scrub) without reading the sandbox's
+// configuration, which is the backend's own business.
+type EnvForwarder interface {
+	ForwardedEnv() []string
+}
+
 // Factory builds a Sandbox named name from its mode-specific configuration
 // (the keys of a spec.sandboxes entry other than mode). It rejects
 // configuration it does not understand with an error naming the key.

@@ -34,7 +34,7 @@ type pattern struct {
 // secret. It is matched as the suffix of a name made of letters, digits,
 // _ and -, so GITHUB_TOKEN, DB_PASSWORD and aws_secret match, which a
 // word boundary before TOKEN would miss.
-const secretName = `(?i:[A-Za-z0-9_.-]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|CREDENTIALS|SECRET_KEY|ACCESS_KEY))`
+const secretName = `(?i:[A-Za-z0-9_.-]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|CREDENTIALS|SECRET_KEY|ACCESS_KEY))` // #nosec G101 -- a pattern that finds credentials' names, not one
 
 // assignOp is what stands between a name and its value: =, :, Go's :=
 // and Ruby's or PHP's =>.
@@ -53,7 +53,7 @@ const anyGroup = -1
 // apiKeyHeaders are HTTP headers that carry an API key; their names say
 // nothing secret (x-honeycomb-team), so secret-assignment misses them.
 // apiKeyHeaderTriggers are their distinctive parts, lower-case.
-const apiKeyHeaders = `\b(?:x-honeycomb-team|x-api-key|api-key|dd-api-key|x-goog-api-key|x-sf-token|x-signalfx-token|(?:x-)?lightstep-access-token|(?:x-)?signoz-(?:access-token|ingestion-key)|x-newrelic-license-key|api-token|x-auth-token|x-access-token|x-elastic-apikey)`
+const apiKeyHeaders = `\b(?:x-honeycomb-team|x-api-key|api-key|dd-api-key|x-goog-api-key|x-sf-token|x-signalfx-token|(?:x-)?lightstep-access-token|(?:x-)?signoz-(?:access-token|ingestion-key)|x-newrelic-license-key|api-token|x-auth-token|x-access-token|x-elastic-apikey)` // #nosec G101 -- a pattern that finds API key headers, not one
 
 var apiKeyHeaderTriggers = []string{"x-honeycomb-team", "api-key", "x-sf-token", "x-signalfx-token", "lightstep-access-token", "signoz-", "x-newrelic-license-key", "api-token", "x-auth-token", "x-access-token", "x-elastic-apikey"}
 

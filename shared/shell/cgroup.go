@@ -50,10 +50,10 @@ func newCallCgroup() (*callCgroup, error) {
 		return nil, hostCgroups.why
 	}
 	dir := filepath.Join(hostCgroups.dir, "call-"+strconv.FormatUint(hostCgroups.next.Add(1), 10))
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, 0o755); err != nil { // #nosec G301 -- a cgroup: the usual mode of cgroupfs directories, and nothing in it is secret
 		return nil, fmt.Errorf("make cgroup: %w", err)
 	}
-	fd, err := os.Open(dir)
+	fd, err := os.Open(dir) // #nosec G304 -- the cgroup made just above
 	if err != nil {
 		_ = syscall.Rmdir(dir)
 		return nil, fmt.Errorf("open cgroup: %w", err)
@@ -70,6 +70,7 @@ func setUpHostCgroup() {
 		return
 	}
 	dir := filepath.Join(own, fmt.Sprintf("promptkit-sandbox.%d", os.Getpid()))
+	// #nosec G301 -- the host's cgroup: the usual mode of cgroupfs directories, nothing in it is secret
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		hostCgroups.why = fmt.Errorf("make cgroup in %s: %w", own, err)
 		return
@@ -103,7 +104,7 @@ func startKeeper(dir string) error {
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
 	if err := cmd.Start(); err != nil {
-		w.Close()
+		_ = w.Close()
 		return err
 	}
 	hostCgroups.keeper = w
@@ -173,6 +174,6 @@ func (c *callCgroup) signal(sig syscall.Signal) bool {
 // emptied (group.leaderExited kills it); one that does not empty in time
 // is left to the keeper.
 func (c *callCgroup) release() {
-	c.fd.Close()
+	_ = c.fd.Close()
 	supervisor.RemoveCgroup(c.dir, removeWithin)
 }

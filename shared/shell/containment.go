@@ -1,15 +1,21 @@
 package shell
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
+	"sync"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
 )
 
 // ContainmentEnv names the environment variable that chooses how a
 // process's descendants are contained (see the package documentation):
 // "cgroup", "supervisor", "group", or empty for the best the host
-// allows: a cgroup where the host can make one, else a supervisor.
+// allows: a cgroup where the host can make one, else a supervisor (in a
+// program that called supervisor.Init; else the group).
 const ContainmentEnv = "PROMPTKIT_SANDBOX_CONTAINMENT"
 
 // Containment is a way of holding everything a command starts.
@@ -29,6 +35,15 @@ const (
 	// group (setsid, a daemon's double fork) survives the call.
 	ContainGroup Containment = "group"
 )
+
+// errNoInit is why a program that did not call supervisor.Init has its
+// commands contained by process group alone.
+var errNoInit = errors.New("this program did not call supervisor.Init (promptkit.Init in a PromptKit program) " +
+	"first thing in main, so it may not start itself as a cgroup's keeper or a supervisor")
+
+// noInitOnce says errNoInit once per process, at the first call it
+// weakens.
+var noInitOnce sync.Once
 
 // containment is what a Start uses: opts' choice, else the environment's.
 func (o Options) containment() (Containment, error) {
@@ -55,6 +70,18 @@ func (p *Process) contain(cmd *exec.Cmd) ([]*os.File, error) {
 	if mode == ContainGroup {
 		return nil, nil
 	}
+	if !supervisor.Initialized() {
+		// Both ways need this binary started again, as the supervisor
+		// or as the cgroup keeper, which only a program that called
+		// supervisor.Init can be.
+		if mode != "" {
+			return nil, fmt.Errorf("%s=%s: %w", ContainmentEnv, mode, errNoInit)
+		}
+		noInitOnce.Do(func() {
+			slog.Warn("promptkit-sandbox: commands are contained by their process group only: " + errNoInit.Error())
+		})
+		return nil, nil
+	}
 	if mode == "" || mode == ContainCgroup {
 		cg, err := newCallCgroup()
 		switch {
@@ -78,8 +105,8 @@ func (p *Process) contain(cmd *exec.Cmd) ([]*os.File, error) {
 // release gives back what contain took, for a start that failed.
 func (p *Process) release() {
 	if p.sup != nil {
-		p.sup.ctl.Close()
-		p.sup.status.Close()
+		_ = p.sup.ctl.Close()
+		_ = p.sup.status.Close()
 	}
 	if p.cg != nil {
 		p.cg.release()

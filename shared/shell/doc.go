@@ -44,6 +44,14 @@
 //     it, when the leader exits, when told to, and when the host dies.
 //     It needs no privilege; it costs that start on every call.
 //
+// The keeper and the supervisor are starts of the host's own binary,
+// which only a program that calls supervisor.Init first thing in main
+// allows (see package supervisor). In a program that does not, every
+// process is contained by its process group alone (ContainGroup): the
+// first call that would have had more logs a warning saying why (log/slog's
+// default logger), and a ContainmentEnv that asks for a cgroup or a
+// supervisor fails each call instead.
+//
 // Both catch every way a process can leave its group or its parent. What
 // still escapes is what the process has another service start for it
 // (systemd-run, a container engine, cron); under a supervisor, also what

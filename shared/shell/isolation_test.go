@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/ci"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -17,10 +18,7 @@ import (
 func requireIsolation(t *testing.T) {
 	t.Helper()
 	if err := IsolationAvailable(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI must offer Landlock: %v", err)
-		}
-		t.Skipf("no isolation on this host: %v", err)
+		ci.Skipf(t, "no isolation (Landlock) on this host: %v", err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
 )
 
 // roleEnv makes the test binary act as a host process for tests that must
@@ -15,6 +16,13 @@ import (
 const roleEnv = "SHELL_TEST_ROLE"
 
 func TestMain(m *testing.M) {
+	// Before Init: this role is a program that never calls it.
+	if os.Getenv(roleEnv) == "no-init" {
+		os.Exit(noInitMain())
+	}
+	// The containment tests need this binary started as a supervisor
+	// and as the cgroup keeper, as a program's is.
+	supervisor.Init()
 	switch os.Getenv(roleEnv) {
 	case "pdeathsig-host":
 		os.Exit(pdeathsigHost())

@@ -83,7 +83,7 @@ func (p *Process) spawn(ctx context.Context, req sandbox.Request) (err error) {
 	defer func() {
 		if err != nil {
 			for _, f := range closeOnErr {
-				f.Close()
+				_ = f.Close()
 			}
 		}
 	}()
@@ -134,7 +134,7 @@ func (p *Process) spawn(ctx context.Context, req sandbox.Request) (err error) {
 	// The child has its copies; ours would keep the pipes open forever.
 	for _, f := range childEnds {
 		if f != nil {
-			f.Close()
+			_ = f.Close()
 		}
 	}
 	if err != nil {
@@ -152,9 +152,9 @@ func (p *Process) spawn(ctx context.Context, req sandbox.Request) (err error) {
 			// The supervisor exits on its own after a failed start, and
 			// at once when its control pipe closes, unless the command,
 			// which may well run, has stopped it: so it is killed.
-			p.sup.ctl.Close()
+			_ = p.sup.ctl.Close()
 			p.sup.kill()
-			p.reap(p.exitWithin(reapWithin))
+			_ = p.reap(p.exitWithin(reapWithin))
 			p.release()
 			if ctx.Err() != nil {
 				return sandbox.ContextError(ctx, describe(p.command), 0)
@@ -180,7 +180,7 @@ func (p *Process) capture(o *Output, r *os.File) {
 	// A read error can only be our own deadline (see collectOutput) or a
 	// broken pipe; either way the stream is over.
 	_, _ = o.ReadFrom(r)
-	r.Close()
+	_ = r.Close()
 	p.readersDone <- struct{}{}
 }
 
@@ -188,7 +188,7 @@ func (p *Process) feed(w *os.File, data []byte) {
 	// EPIPE means the process did not want (all of) its input, which is
 	// its business, not a failure of the call.
 	_, _ = w.Write(data)
-	w.Close()
+	_ = w.Close()
 	close(p.stdinDone)
 }
 
@@ -197,7 +197,7 @@ func (p *Process) feed(w *os.File, data []byte) {
 // not wait for it: the process's exit shows at its next write.
 func (p *Process) stream(w *os.File, r io.Reader) {
 	_, _ = io.Copy(w, r)
-	w.Close()
+	_ = w.Close()
 }
 
 // Pid returns the command's process ID: 0 for a supervised command
@@ -332,7 +332,7 @@ func (p *Process) releaseStdin() {
 	default:
 	}
 	if p.stdinW.SetWriteDeadline(time.Now()) != nil {
-		p.stdinW.Close()
+		_ = p.stdinW.Close()
 	}
 	<-p.stdinDone
 }
@@ -371,7 +371,7 @@ func (p *Process) collectOutput() {
 			}
 			for _, r := range []*os.File{p.outR, p.errR} {
 				if r.SetReadDeadline(time.Now()) != nil {
-					r.Close()
+					_ = r.Close()
 				}
 			}
 		}

@@ -54,8 +54,8 @@ func superviseCmd(cmd *exec.Cmd) (*supervision, []*os.File, error) {
 	}
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
-		ctlR.Close()
-		ctlW.Close()
+		_ = ctlR.Close()
+		_ = ctlW.Close()
 		return nil, nil, err
 	}
 	if cred := cmd.SysProcAttr.Credential; cred != nil {
@@ -185,8 +185,8 @@ func (s *supervision) finish() {
 		// start had gone on without it.
 		line, err = s.lines.ReadString('\n')
 	}
-	s.ctl.Close()
-	s.status.Close()
+	_ = s.ctl.Close()
+	_ = s.status.Close()
 	word, rest, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
 	n, nerr := strconv.Atoi(rest)
 	switch {

@@ -3,11 +3,15 @@
 // daemonizes, nor outlive its host, even one that is SIGKILLed.
 //
 // The supervisor is the host's own binary, started again under the name
-// Name: this package's init turns such a process into the supervisor
-// before main runs, so every program that links the package (through
-// package shell) can contain what it starts, with no helper binary to
-// install. The package imports almost nothing, so that its init comes
-// early in a program's and a supervisor starts fast.
+// Name, so a program can contain what it starts with no helper binary to
+// install. Only a program that asks is started so: its main calls Init
+// first thing, which turns a process started as a supervisor (or as the
+// cgroup keeper, KeeperName) into one and never returns there, and
+// otherwise records that the program may be started again and returns.
+// Package shell starts no supervisor and no keeper for a program that
+// did not call it: linking this package takes over no program's main.
+// A supervisor runs the program's package initializers before main
+// reaches Init: they add to the cost of every call under a supervisor.
 //
 // The supervisor runs the command as its child, in the supervisor's own
 // process group (whose ID the host knows before the command runs, so
@@ -44,6 +48,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -63,7 +68,20 @@ const (
 	OrderKill = 'K'
 )
 
-func init() {
+// initialized is set by Init: this program dispatches on its argv[0],
+// so it may start itself as a supervisor or a keeper.
+var initialized atomic.Bool
+
+// Init lets this program contain what it starts by starting itself again
+// as a supervisor or a keeper. A program's main calls it first thing. In
+// a process started as one, Init does that work and exits: it never
+// returns. In any other it records that the program can be started so,
+// and returns.
+//
+// A program that never calls Init is never taken over, whatever its
+// argv[0]: package shell does not start it again, and contains what it
+// runs by its process group alone.
+func Init() {
 	if len(os.Args) >= 3 && os.Args[0] == Name {
 		// syscall.Exit, not os.Exit: nothing of the program is to run at
 		// exit, and a build with the race detector would wait a second
@@ -81,7 +99,12 @@ func init() {
 	if len(os.Args) == 2 && os.Args[0] == KeeperName {
 		syscall.Exit(keep(os.Args[1]))
 	}
+	initialized.Store(true)
 }
+
+// Initialized reports whether this program called Init, and so may start
+// itself again as a supervisor or a keeper.
+func Initialized() bool { return initialized.Load() }
 
 // supervise runs path with argv (argv[0] included) to its end, and
 // everything it started with it; as cred, when not nil.
@@ -109,6 +132,7 @@ func supervise(path string, argv []string, cred *syscall.Credential) int {
 	// it. A command that kills us before we report has then still left
 	// the host a group to kill.
 	_ = syscall.Setpgid(0, 0)
+	// #nosec G702 -- runs the command the host gave it: running the agent's commands, contained, is the supervisor's job
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},
@@ -241,8 +265,9 @@ func (s *supervisor) reapExited() bool {
 }
 
 // setChildSubreaper is prctl(PR_SET_CHILD_SUBREAPER, 1), by hand: the
-// package imports nothing beyond the standard library's core, so that
-// its init comes early (see the package comment).
+// package keeps to the standard library's core, so that linking it, as
+// every program that runs commands through shell does, adds nothing
+// more.
 func setChildSubreaper() error {
 	const prSetChildSubreaper = 36
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {

@@ -42,7 +42,7 @@ func Processes() []Process {
 // stat returns the fields of /proc/PID/stat after the command name:
 // state ppid pgrp ...; nil when there is no such process.
 func stat(pid string) []string {
-	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	b, err := os.ReadFile("/proc/" + pid + "/stat") // #nosec G304 -- pid is the name of a /proc entry that parsed as a number (see above)
 	if err != nil {
 		return nil
 	}

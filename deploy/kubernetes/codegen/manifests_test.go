@@ -9,7 +9,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/altairalabs/promptkit-sandbox/cmd/promptkit-sandbox-kubectl/kubecodegen"
+	"github.com/altairalabs/promptkit-sandbox/internal/kubecodegen"
 )
 
 // TestRoleGrantsExactlyTheProvidersCalls: the Role is kubecodegen.Calls,

@@ -110,6 +110,7 @@ func writeFrame(w io.Writer, v any) error {
 	if err != nil {
 		return err
 	}
+	// #nosec G115 -- rawhop carries a benchmark's few-KiB requests; it is not a protocol to ship (package doc)
 	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(body)), uint32(len(body)))
 	_, err = w.Write(append(frame, body...))
 	return err

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/direct"
+	"github.com/altairalabs/promptkit-sandbox/internal/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )

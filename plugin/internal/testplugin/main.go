@@ -4,6 +4,9 @@
 // names stands in for several plugins, and serves, for a plugin NAME:
 //
 //	NAME_direct  the real direct backend (for benchmarks and cancel tests)
+//	NAME_env     the direct backend with an env list of its own (key
+//	             env), set in every process and reported, as docker_run's
+//	             is (sandbox.EnvForwarder)
 //	NAME_crash   exits the whole plugin process mid-call
 //	NAME_hang    blocks until the call is cancelled
 //	NAME_flood   writes Args[0] bytes of stdout without a subprocess
@@ -41,6 +44,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -48,10 +52,12 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/direct"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/plugin/discovery"
-	"github.com/altairalabs/promptkit-sandbox/shared/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
 )
 
 var (
@@ -60,6 +66,7 @@ var (
 )
 
 func main() {
+	supervisor.Init()
 	if path := os.Getenv("TESTPLUGIN_RAWHOP_SOCKET"); path != "" {
 		rawHopMain(path)
 	}
@@ -87,10 +94,12 @@ func main() {
 		fmt.Println(junk)
 	}
 	if dir := os.Getenv("TESTPLUGIN_STARTED_DIR"); dir != "" {
+		// #nosec G306 G703 -- a test plugin reporting its start into the directory its test names
 		_ = os.WriteFile(filepath.Join(dir, strconv.Itoa(os.Getpid())), []byte(name+" "+ver), 0o644)
 	}
 	log := plugin.DefaultLogger()
 	if path := os.Getenv("TESTPLUGIN_CPUPROFILE"); path != "" {
+		// #nosec G703 -- a test plugin's CPU profile, where its test (or benchmark) names
 		if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
 			_ = pprof.StartCPUProfile(f)
 			// Serve ends in os.Exit, so the profile is cut at a fixed time.
@@ -103,6 +112,7 @@ func main() {
 		Version: ver,
 		Modes: map[string]sandbox.Factory{
 			name + "_direct": direct.Factory,
+			name + "_env":    openEnv,
 			name + "_crash":  simple(name, crash),
 			name + "_hang":   simple(name, hang),
 			name + "_flood":  simple(name, flood),
@@ -141,6 +151,31 @@ func simple(_ string, f spawnFunc) sandbox.Factory {
 		}
 		return funcSandbox{name: name, spawn: f}, nil
 	}
+}
+
+// envSandbox is NAME_env. It holds direct rather than embed it, so that
+// direct's SpawnStreaming does not bypass the env.
+type envSandbox struct {
+	direct *direct.Sandbox
+	env    []string
+}
+
+func openEnv(name string, cfg map[string]any) (sandbox.Sandbox, error) {
+	var c struct {
+		Env []string `json:"env"`
+	}
+	if err := sandbox.DecodeConfig(cfg, &c); err != nil {
+		return nil, err
+	}
+	return envSandbox{direct: direct.New(name, shell.Options{}), env: c.Env}, nil
+}
+
+func (s envSandbox) Name() string           { return s.direct.Name() }
+func (s envSandbox) ForwardedEnv() []string { return s.env }
+
+func (s envSandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Response, error) {
+	req.Env = slices.Concat(s.env, req.Env)
+	return s.direct.Spawn(ctx, req)
 }
 
 func crash(context.Context, sandbox.Request) (sandbox.Response, error) {
@@ -218,7 +253,7 @@ func wedgeable() {
 			env = append(env, kv)
 		}
 	}
-	err = syscall.Exec(exe, os.Args, env)
+	err = syscall.Exec(exe, os.Args, env) // #nosec G702 -- the test plugin re-executes itself (exe is its own executable) with its own arguments
 	fmt.Fprintf(os.Stderr, "testplugin: wedge: %v\n", err)
 	os.Exit(2)
 }

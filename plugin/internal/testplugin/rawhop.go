@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/direct"
 	"github.com/altairalabs/promptkit-sandbox/plugin/internal/rawhop"
-	"github.com/altairalabs/promptkit-sandbox/shared/direct"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
 

@@ -32,6 +32,7 @@ type Result struct {
 // Copy adds every file of the cache at src that dst lacks.
 func Copy(src, dst string) (Result, error) {
 	var res Result
+	// #nosec G301 -- the go command's own mode for its cache (umask applies): GOCACHE is the agent's, and sandboxd seeds it only as the agent's user
 	if err := os.MkdirAll(dst, 0o777); err != nil {
 		return res, fmt.Errorf("seed the Go build cache %s: %w", dst, err)
 	}
@@ -49,6 +50,7 @@ func Copy(src, dst string) (Result, error) {
 			switch {
 			case d.IsDir():
 				if rel != "." && !entries {
+					// #nosec G301 -- the go command's own mode for cache directories (umask applies), in the agent's GOCACHE
 					if err := os.Mkdir(target, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
 						return err
 					}
@@ -80,26 +82,36 @@ func Copy(src, dst string) (Result, error) {
 	return res, nil
 }
 
-// copyNew copies src to a new file dst; fs.ErrExist if dst exists. A
-// half-written copy is removed: the go command checks an output's size
-// against its entry, but an entry cut short would only be a miss.
+// copyNew copies src to a new file dst; fs.ErrExist if dst exists. The
+// copy is made under a temporary name and linked into place whole (a
+// link never replaces a file), so a go command running meanwhile never
+// reads a file half-copied: the go command checks an output's size
+// against its entry, but nothing checks an entry itself.
 func copyNew(src, dst string) (int64, error) {
-	in, err := os.Open(src)
+	if _, err := os.Lstat(dst); err == nil {
+		return 0, fs.ErrExist
+	}
+	in, err := os.Open(src) // #nosec G304 -- a file of the seed cache the image names (SANDBOXD_GOCACHE_SEED), not the agent's input
 	if err != nil {
 		return 0, err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o666)
+	tmp := fmt.Sprintf("%s.seed-%d", dst, os.Getpid())
+	// #nosec G302 G304 -- the go command's own mode for cache files (umask applies); tmp is in the agent's GOCACHE, made O_EXCL|O_NOFOLLOW as the agent's user
+	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o666)
 	if err != nil {
 		return 0, err
 	}
+	defer os.Remove(tmp)
 	n, err := io.Copy(out, in)
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(dst)
 		return n, err
+	}
+	if err := os.Link(tmp, dst); err != nil {
+		return n, err // fs.ErrExist when the go command wrote it meanwhile
 	}
 	return n, nil
 }

@@ -13,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
+	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
 )
 
 // The workers these tests start: children of the test binary.
@@ -47,6 +50,8 @@ func init() {
 var held [][]byte
 
 func TestMain(m *testing.M) {
+	// As sandboxd's main does.
+	supervisor.Init()
 	Serve()
 	os.Exit(m.Run())
 }
@@ -174,9 +179,7 @@ func TestRunReportsAnExitWithItsStderr(t *testing.T) {
 // rights, not root's, even when this binary lies where that user could
 // not reach it (the test binary's directory is root's, 0700).
 func TestChildRunsAsTheCredential(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: running a child as another user needs root")
-	}
+	proctest.RequireRoot(t)
 	lim := testLimits
 	lim.Credential = &syscall.Credential{Uid: 65534, Gid: 65534}
 	out, err := Call(context.Background(), Executable(), "whoami", lim, nil)
@@ -194,9 +197,7 @@ func TestChildRunsAsTheCredential(t *testing.T) {
 // user's process), and another program reaches it through the
 // trampoline, capped and as that user.
 func TestChildOfAnotherUserIsCapped(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: running a child as another user needs root")
-	}
+	proctest.RequireRoot(t)
 	lim := testLimits
 	lim.Credential = &syscall.Credential{Uid: 65534, Gid: 65534}
 	_, err := Call(context.Background(), Executable(), "hog", lim, nil)

@@ -122,7 +122,7 @@ func run(ctx context.Context, cmd Command, lim Limits) (Output, *sandbox.ExitErr
 		Isolated:    true,
 	})
 	if err != nil {
-		feed.Close()
+		_ = feed.Close()
 		return Output{}, nil, err
 	}
 	// The memory limit is set before the process has its input: until
@@ -130,9 +130,9 @@ func run(ctx context.Context, cmd Command, lim Limits) (Output, *sandbox.ExitErr
 	// huge dpi would otherwise claim gigabytes for its surface).
 	if !capsItself {
 		if err := limitMemory(p.Pid(), lim.Memory); err != nil {
-			feed.Close()
+			_ = feed.Close()
 			p.Stop()
-			p.Wait()
+			_, _ = p.Wait()
 			return Output{}, nil, fmt.Errorf("memory limit: %w", err)
 		}
 	}

@@ -79,6 +79,7 @@ func become(argv []string) int {
 			env = append(env, kv)
 		}
 	}
+	// #nosec G702 -- the worker runs the command line sandboxd itself gave it (Serve's execWorker), under the limits set above
 	err := syscall.Exec(argv[0], argv, env)
 	fmt.Fprintf(os.Stderr, "child exec %s: %v\n", argv[0], err)
 	return 127

@@ -74,14 +74,14 @@ func start(ctx context.Context, spec Spec, ws *workspace.Workspace, opts Options
 		StdinReader: inR,
 	})
 	if err != nil {
-		inW.Close()
-		outW.Close()
+		_ = inW.Close()
+		_ = outW.Close()
 		return nil, fmt.Errorf("start %s: %w", spec.Command, err)
 	}
 	go func() {
 		_, _ = c.proc.Wait()
 		outW.CloseWithError(errExited)
-		inR.CloseWithError(errExited)
+		_ = inR.CloseWithError(errExited)
 		close(c.exited)
 	}()
 	go c.conn.read(outR)
@@ -286,7 +286,7 @@ func (c *client) stop() {
 	c.proc.Stop()
 	_, _ = c.proc.Wait()
 	<-c.exited
-	c.stdin.Close()
+	_ = c.stdin.Close()
 }
 
 // tail keeps the last bytes written to it.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
 	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
 )
 
@@ -18,6 +19,8 @@ import (
 const fakeEnv = "LSP_TEST_FAKE_SERVER"
 
 func TestMain(m *testing.M) {
+	// Language servers run contained, by starts of this binary.
+	supervisor.Init()
 	if os.Getenv(fakeEnv) != "" {
 		os.Exit(fakeServe())
 	}

@@ -41,13 +41,13 @@ func New(prefix string, owner *syscall.Credential) (*Dir, error) {
 		d.uid, d.gid = int(owner.Uid), int(owner.Gid)
 		// Searchable, so the owner can open a file in it by name; not
 		// readable or writable, so it can neither list nor change it.
-		if err := os.Chmod(path, 0o711); err != nil {
-			os.RemoveAll(path)
+		if err := os.Chmod(path, 0o711); err != nil { // #nosec G302 -- searchable, not listable or writable: the owner opens its report file by name (see above)
+			_ = os.RemoveAll(path)
 			return nil, fmt.Errorf("report directory: %w", err)
 		}
 	}
 	if d.fd, err = unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
-		os.RemoveAll(path)
+		_ = os.RemoveAll(path)
 		return nil, fmt.Errorf("report directory: %w", err)
 	}
 	return d, nil
@@ -116,7 +116,7 @@ func (d *Dir) Read(name string, limit int64) ([]byte, error) {
 	}
 	f := os.NewFile(uintptr(fd), filepath.Join(d.path, name))
 	defer f.Close()
-	owner := uint32(d.uid)
+	owner := uint32(d.uid) // #nosec G115 -- d.uid is a uid_t: Geteuid's or a Stat_t's uint32 Uid
 	_, err = dirent.Check(fd, dirent.Want{Type: unix.S_IFREG, Like: made, OneLink: true, Owner: &owner})
 	if errors.Is(err, dirent.ErrChanged) {
 		return nil, fmt.Errorf("report file %s: %w", name, ErrReplaced)
@@ -136,6 +136,6 @@ func (d *Dir) Read(name string, limit int64) ([]byte, error) {
 
 // Remove removes the directory and everything in it.
 func (d *Dir) Remove() error {
-	unix.Close(d.fd)
+	_ = unix.Close(d.fd)
 	return os.RemoveAll(d.path)
 }

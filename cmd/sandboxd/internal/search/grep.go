@@ -342,7 +342,7 @@ func (c *collector) enter(path []byte, p grepPlan) bool {
 func (c *collector) closeFile() {
 	if v := c.file.vetter; v != nil {
 		if cl, ok := v.r.(io.Closer); ok {
-			cl.Close()
+			_ = cl.Close()
 		}
 		c.file.vetter = nil
 	}
@@ -510,7 +510,7 @@ func (s *Searcher) vetter(path string) *lineVetter {
 	}
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		f.Close()
+		_ = f.Close()
 		return newLineVetter(s.scrub, errReader{fmt.Errorf("%s is not a regular file", path)}, 0)
 	}
 	return newLineVetter(s.scrub, f, fi.Size())

@@ -110,14 +110,14 @@ func (w *DirWatcher) watch(dir, target string) bool {
 		w.dirs[dir] = -1 // gone, not a directory, or no watches left
 		return false
 	}
-	if old, ok := w.wds[int32(wd)]; ok && old != dir {
+	if old, ok := w.wds[int32(wd)]; ok && old != dir { // #nosec G115 -- wd is the kernel's watch descriptor, a C int returned as a Go int
 		// The same directory under another path (a path through a
 		// symlink): one watch, so trust it under neither.
 		w.dirs[dir] = -1
 		return false
 	}
-	w.wds[int32(wd)] = dir
-	w.dirs[dir] = int32(wd)
+	w.wds[int32(wd)] = dir  // #nosec G115 -- wd is the kernel's watch descriptor, a C int
+	w.dirs[dir] = int32(wd) // #nosec G115 -- wd is the kernel's watch descriptor, a C int
 	return true
 }
 
@@ -144,7 +144,7 @@ func (w *DirWatcher) Drain(fn func(Change)) {
 // directory left its place.
 func (w *DirWatcher) apply(b []byte, fn func(Change)) {
 	for len(b) >= unix.SizeofInotifyEvent {
-		wd := int32(binary.NativeEndian.Uint32(b[0:4]))
+		wd := int32(binary.NativeEndian.Uint32(b[0:4])) // #nosec G115 -- the event's wd field is a C int: its four bytes read back as one
 		mask := binary.NativeEndian.Uint32(b[4:8])
 		n := int(binary.NativeEndian.Uint32(b[12:16]))
 		if unix.SizeofInotifyEvent+n > len(b) {
@@ -165,7 +165,7 @@ func (w *DirWatcher) apply(b []byte, fn func(Change)) {
 			// A watch follows the inode, so after a move it would report
 			// under the old path: drop it.
 			if mask&unix.IN_IGNORED == 0 {
-				_, _ = unix.InotifyRmWatch(w.fd, uint32(wd))
+				_, _ = unix.InotifyRmWatch(w.fd, uint32(wd)) // #nosec G115 -- the same descriptor, as x/sys/unix's signature takes it
 			}
 			delete(w.wds, wd)
 			delete(w.dirs, dir)

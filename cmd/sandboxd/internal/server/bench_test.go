@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // The benchmarks call sandboxd over MCP Streamable HTTP on loopback with
@@ -51,11 +49,8 @@ func BenchmarkGrepGoroot(b *testing.B) {
 // runs for the same call.
 func BenchmarkGrepGorootRipgrep(b *testing.B) {
 	d := gorootDaemon(b)
-	g, err := grepRequest(mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "Grep", Arguments: benchGrep}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	argv, err := d.srv.spaces[""].search.RipgrepCommand(g)
+	g := decodeArgs[grepArgs](b, d.srv, "Grep", benchGrep)
+	argv, err := d.srv.spaces[""].search.RipgrepCommand(g.request())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,19 +11,25 @@ import (
 var errShuttingDown = errors.New("sandboxd is shutting down")
 
 // calls tracks tool calls in flight, so shutdown can let them finish
-// within a grace and cancel the rest — whatever transport carried them.
+// within a grace and cancel the rest — whatever transport carried them —
+// and a session's end can cancel its own.
 type calls struct {
 	mu      sync.Mutex
 	closing bool
 	next    int
-	cancels map[int]context.CancelFunc
+	cancels map[int]inFlight
 	wg      sync.WaitGroup
 }
 
-func newCalls() *calls { return &calls{cancels: map[int]context.CancelFunc{}} }
+type inFlight struct {
+	session string
+	cancel  context.CancelFunc
+}
 
-// begin registers a call; end must be called when it returns.
-func (c *calls) begin(ctx context.Context) (context.Context, func(), error) {
+func newCalls() *calls { return &calls{cancels: map[int]inFlight{}} }
+
+// begin registers a call of session; end must be called when it returns.
+func (c *calls) begin(ctx context.Context, session string) (context.Context, func(), error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closing {
@@ -32,7 +38,7 @@ func (c *calls) begin(ctx context.Context) (context.Context, func(), error) {
 	ctx, cancel := context.WithCancel(ctx)
 	id := c.next
 	c.next++
-	c.cancels[id] = cancel
+	c.cancels[id] = inFlight{session, cancel}
 	c.wg.Add(1)
 	end := func() {
 		c.mu.Lock()
@@ -56,11 +62,25 @@ func (c *calls) drain(grace time.Duration) bool {
 		return true
 	}
 	c.mu.Lock()
-	for _, cancel := range c.cancels {
-		cancel()
+	for _, f := range c.cancels {
+		f.cancel()
 	}
 	c.mu.Unlock()
 	return waitTimeout(&c.wg, grace)
+}
+
+// cancelSession cancels the calls in flight of a session that has ended:
+// an SSE stream that closed, a Streamable HTTP session deleted. Over SSE
+// mcp-go runs a call on a context of its own, which the stream's end does
+// not reach, and no reply can reach the client any more.
+func (c *calls) cancelSession(session string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, f := range c.cancels {
+		if f.session == session {
+			f.cancel()
+		}
+	}
 }
 
 func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {

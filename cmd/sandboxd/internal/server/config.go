@@ -18,6 +18,7 @@ const (
 	DefaultAddr          = "127.0.0.1:7424"
 	DefaultMaxBody       = 10 << 20
 	DefaultShutdownGrace = 10 * time.Second
+	DefaultCallBudget    = 25 * time.Second
 )
 
 // Workspace is one directory the tools work in, under a name agents use
@@ -65,6 +66,14 @@ type Config struct {
 	// files they change: 0 means DefaultDiagnosticsTimeout, negative
 	// turns the checks off.
 	DiagnosticsTimeout time.Duration
+	// CallBudget, when positive, is how long a Bash command or a test,
+	// lint or type-check run may hold its call: one still running then
+	// (and given a longer timeout) answers with what it has so far and
+	// goes on as a background shell, read with BashOutput and stopped
+	// with KillShell. Zero holds the call to the end. cmd/sandboxd sets
+	// DefaultCallBudget, under the 30 s after which PromptKit gives up on
+	// a call.
+	CallBudget time.Duration
 	// RipgrepPath overrides where rg is found (default: on PATH).
 	RipgrepPath string
 	// SnapshotDir holds the workspaces' snapshots, each in a directory
@@ -111,6 +120,9 @@ func (c Config) validate() error {
 	}
 	if c.Token == "" {
 		return errors.New("no token")
+	}
+	if c.CallBudget < 0 {
+		return fmt.Errorf("call budget %s: want 0 (none) or more", c.CallBudget)
 	}
 	for _, w := range c.Workspaces {
 		if c.SnapshotDir != "" && snapshot.Inside(w.Dir, c.SnapshotDir) {

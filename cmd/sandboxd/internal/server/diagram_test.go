@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/xml"
 	"image/png"
 	"os"
@@ -167,10 +169,65 @@ func TestRenderDiagramRefusals(t *testing.T) {
 	}
 }
 
+// TestRenderDiagramWritesIntoTheWorkspace: without output_path the image
+// goes to .sandboxd/diagrams, named for its content, which git is told
+// to ignore, and the text says where and how big it is, so a client that
+// keeps only text can use it; the same image again is the same file.
+func TestRenderDiagramWritesIntoTheWorkspace(t *testing.T) {
+	d := startDaemon(t, Config{})
+	cs := d.connect(t, streamable)
+	p := rendered(t, cs, map[string]any{"language": "d2", "source": "client -> server"})
+	sum := sha256.Sum256(p.image)
+	file := filepath.Join(d.dir, ".sandboxd", "diagrams", "diagram-"+hex.EncodeToString(sum[:8])+".svg")
+	size := strconv.Itoa(len(p.image))
+	if want := "Rendered d2 to svg (" + size + " bytes).\nWrote the image (" + size + " bytes) to " + file + "."; p.text != want {
+		t.Errorf("text %q, want %q", p.text, want)
+	}
+	if written, err := os.ReadFile(file); err != nil || !bytes.Equal(written, p.image) {
+		t.Errorf("the file holds %d bytes (%v), not the image returned", len(written), err)
+	}
+	if ignore, err := os.ReadFile(filepath.Join(d.dir, ".sandboxd", ".gitignore")); err != nil || !strings.HasSuffix(string(ignore), "\n*\n") {
+		t.Errorf(".sandboxd/.gitignore: %q, %v", ignore, err)
+	}
+	again := rendered(t, cs, map[string]any{"language": "d2", "source": "client -> server"})
+	if want := "Rendered d2 to svg (" + size + " bytes).\nThe image (" + size + " bytes) is in the workspace at " + file + "."; again.text != want {
+		t.Errorf("again: %q, want %q", again.text, want)
+	}
+	// Another session, which never wrote or read it, finds it too.
+	other := d.connect(t, sse)
+	if got := rendered(t, other, map[string]any{"language": "d2", "source": "client -> server"}); got.text != again.text {
+		t.Errorf("another session: %q", got.text)
+	}
+}
+
+// TestRenderDiagramFileStaysInTheWorkspace: a .sandboxd that leads out
+// of the workspace is refused as any path out is; the image still comes
+// back, and the text says it was not written.
+func TestRenderDiagramFileStaysInTheWorkspace(t *testing.T) {
+	d := startDaemon(t, Config{})
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(d.dir, ".sandboxd")); err != nil {
+		t.Fatal(err)
+	}
+	cs := d.connect(t, streamable)
+	p := rendered(t, cs, map[string]any{"language": "d2", "source": "a"})
+	if !strings.Contains(p.text, "\nThe image was not written to the workspace (") || !strings.Contains(p.text, "outside") {
+		t.Errorf("text %q", p.text)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Errorf("written outside the workspace: %v", entries)
+	}
+}
+
 func TestRenderDiagramReadOnlyWritesNothing(t *testing.T) {
 	d := startDaemon(t, Config{ReadOnly: true})
 	cs := d.connect(t, streamable)
-	rendered(t, cs, map[string]any{"language": "d2", "source": "a"})
+	if p := rendered(t, cs, map[string]any{"language": "d2", "source": "a"}); !strings.HasSuffix(p.text, "\nThe image is not written to the workspace: this server is read-only.") {
+		t.Errorf("text %q", p.text)
+	}
+	if _, err := os.Stat(filepath.Join(d.dir, ".sandboxd")); err == nil {
+		t.Error(".sandboxd was made")
+	}
 	if got := refused(t, cs, map[string]any{"language": "d2", "source": "a", "output_path": "a.svg"}); !strings.Contains(got, "read-only") {
 		t.Errorf("%q, want the output refused as read-only", got)
 	}

@@ -198,8 +198,15 @@ func TestPathLimitsOverMCP(t *testing.T) {
 		{strings.Repeat("a/", 50000) + "f", "is 100001 bytes long; a workspace path may be at most 4096"},
 		{strings.Repeat("d/", 65) + "f", "is 66 directories deep; a workspace path may be at most 64"},
 	} {
-		for _, tool := range []string{"Write", "Read"} {
-			got := fails(t, cs, tool, map[string]any{"file_path": c.path, "content": "x"})
+		for _, call := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"Write", map[string]any{"file_path": c.path, "content": "x"}},
+			{"Read", map[string]any{"file_path": c.path}},
+		} {
+			tool := call.tool
+			got := fails(t, cs, tool, call.args)
 			if !strings.Contains(got, c.want) || len(got) > 400 {
 				t.Errorf("%s of a %d-byte path: %.400q; want a short error saying %q", tool, len(c.path), got, c.want)
 			}

@@ -80,18 +80,18 @@ func (f *failures) forget(session string) {
 // registerFailingTestTools adds last_test_failures and
 // run_failing_tests, alongside run_tests.
 func (s *Server) registerFailingTestTools(m *mcpserver.MCPServer, ws []mcp.ToolOption) {
-	m.AddTool(mcp.NewTool("last_test_failures", append(ws,
+	addTool(s, m, mcp.NewTool("last_test_failures", append(ws,
 		mcp.WithDescription("List the tests that failed in this session's last run_tests or run_failing_tests call in the workspace, one per line as package TestName (subtests as TestName/subtest)."),
 		mcp.WithNumber("limit", mcp.Description(fmt.Sprintf("At most this many tests (default %d)", defaultFailuresShown))),
 		mcp.WithReadOnlyHintAnnotation(true),
-	)...), s.handler("last_test_failures", s.inSpace(s.lastTestFailures)))
-	m.AddTool(mcp.NewTool("run_failing_tests", append(ws,
-		mcp.WithDescription("Run again exactly the tests that failed in this session's last run_tests call (each package runs only its failed tests; a failed subtest runs alone), report as run_tests does, and update the record: tests that pass drop out."+verifyResult),
+	)...), inSpace(s, s.lastTestFailures))
+	addTool(s, m, mcp.NewTool("run_failing_tests", append(ws,
+		mcp.WithDescription("Run again exactly the tests that failed in this session's last run_tests call (each package runs only its failed tests; a failed subtest runs alone), report as run_tests does, and update the record: tests that pass drop out."+verifyResult+s.budgetNote("run")),
 		mcp.WithNumber("timeout", mcp.Description(fmt.Sprintf("Timeout for the whole call in milliseconds (default %d, max %d)", verify.DefaultTimeout.Milliseconds(), verify.MaxTimeout.Milliseconds()))),
 		secretsParam(),
 		mcp.WithDestructiveHintAnnotation(false),
 		mcp.WithOpenWorldHintAnnotation(false),
-	)...), s.handler("run_failing_tests", s.inSpace(s.runFailingTests)))
+	)...), inSpace(s, budgeted(s, "run_failing_tests", s.runFailingTests)))
 }
 
 // recordTests remembers a test run's failures for the calling session.
@@ -101,8 +101,16 @@ func (s *Server) recordTests(ctx context.Context, sp *space, path string, r *ver
 
 const noRecord = "No test run recorded in this session for this workspace: call run_tests first."
 
-func (s *Server) lastTestFailures(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
-	limit := req.GetInt("limit", defaultFailuresShown)
+type lastFailuresArgs struct {
+	inWorkspace
+	Limit *int `json:"limit"` // default defaultFailuresShown
+}
+
+func (s *Server) lastTestFailures(ctx context.Context, sp *space, a lastFailuresArgs) (string, error) {
+	limit := defaultFailuresShown
+	if a.Limit != nil {
+		limit = *a.Limit
+	}
 	if limit <= 0 {
 		return "", fmt.Errorf("limit %d: want at least 1", limit)
 	}
@@ -126,8 +134,17 @@ func (s *Server) lastTestFailures(ctx context.Context, sp *space, req mcp.CallTo
 	return b.String(), nil
 }
 
-func (s *Server) runFailingTests(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
-	vr, err := s.verifyRequest(req)
+// runFailingArgs are run_failing_tests' arguments: it runs where
+// run_tests ran.
+type runFailingArgs struct {
+	inWorkspace
+	runArgs
+}
+
+func (runFailingArgs) runPath() string { return "" }
+
+func (s *Server) runFailingTests(ctx context.Context, sp *space, a runFailingArgs) (string, error) {
+	vr, err := s.verifyRequest(ctx, "", a.runArgs)
 	if err != nil {
 		return "", err
 	}

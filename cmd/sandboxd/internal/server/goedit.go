@@ -52,52 +52,50 @@ func (s *Server) registerGoEditTools(m *mcpserver.MCPServer, ws []mcp.ToolOption
 	lim := goEditLimits
 	lim.Credential = s.cfg.RunAs
 	ed := goEditor{goedit.Isolated{Self: child.Executable(), Limits: lim}, maxPackageBytes}
-	with := func(f func(context.Context, goEditor, *space, mcp.CallToolRequest) (string, error)) func(context.Context, *space, mcp.CallToolRequest) (string, error) {
-		return func(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
-			return f(ctx, ed, sp, req)
-		}
-	}
 	tool := func(opts ...mcp.ToolOption) []mcp.ToolOption {
 		return append(append(slices.Clone(ws), opts...), mcp.WithDestructiveHintAnnotation(true))
 	}
-	m.AddTool(mcp.NewTool("edit_function_body", tool(
+	addTool(s, m, mcp.NewTool("edit_function_body", tool(
 		mcp.WithDescription("Replace the body of a Go function or method, found by its syntax tree rather than by matching text. new_body is the statements, with or without the enclosing braces; it must be exactly one function body (text that closes the function and declares more is refused). A function declared without a body (assembly) is refused."+goEditRule),
 		mcp.WithString("file_path", mcp.Required(), mcp.Description("The .go file")),
 		mcp.WithString("function_name", mcp.Required(), mcp.Description(funcNameHelp)),
 		mcp.WithString("new_body", mcp.Required(), mcp.Description("The new body")),
-	)...), s.handler("edit_function_body", s.inSpace(with(s.editFunctionBody))))
-	m.AddTool(mcp.NewTool("insert_after_method", tool(
+	)...), inSpace(s, withEditor(ed, s.editFunctionBody)))
+	addTool(s, m, mcp.NewTool("insert_after_method", tool(
 		mcp.WithDescription("Insert one new Go method right after an existing method of the same type. new_method must be exactly one method declaration (its doc comment may come with it) with a body, on a receiver of receiver_type (T or *T, with type parameters if the type has them); a method of that name already on the type in the file is refused."+goEditRule),
 		mcp.WithString("file_path", mcp.Required(), mcp.Description("The .go file")),
 		mcp.WithString("receiver_type", mcp.Required(), mcp.Description("The type's name, e.g. Server (no * or type parameters)")),
 		mcp.WithString("method_name", mcp.Required(), mcp.Description("The existing method to insert after")),
 		mcp.WithString("new_method", mcp.Required(), mcp.Description("The new method's declaration")),
-	)...), s.handler("insert_after_method", s.inSpace(with(s.insertAfterMethod))))
-	m.AddTool(mcp.NewTool("change_function_signature", tool(
+	)...), inSpace(s, withEditor(ed, s.insertAfterMethod)))
+	addTool(s, m, mcp.NewTool("change_function_signature", tool(
 		mcp.WithDescription("Change the signature of a Go function or method (type parameters, parameters, results; a method's receiver name and pointerness), keeping its name, doc comment and body. new_signature is the declaration without a body, e.g. func (s *Server) Run(ctx context.Context) error; renaming is refused (use rename_symbol). The result lists every call of the function in its package (the directory's files of the same package clause, tests included), each with the type error there, if any; with call_args, every call gets a new argument list first. The package's own files are type-checked; imports are not loaded, so what comes from them is not checked there (the diagnostics that follow are)."+goEditRule),
 		mcp.WithString("file_path", mcp.Required(), mcp.Description("The .go file that declares the function")),
 		mcp.WithString("function_name", mcp.Required(), mcp.Description(funcNameHelp)),
 		mcp.WithString("new_signature", mcp.Required(), mcp.Description("The new signature, e.g. func Parse(s string, strict bool) (*Doc, error); the leading func may be left out")),
 		mcp.WithString("call_args", mcp.Description("Rewrite every call in the package with this argument list: $1, $2, ... are the call's old arguments, $* all of them, $$ a dollar sign; e.g. \"ctx, $*\" adds a first argument. Refused, with nothing written, when a call spreads a slice (f(xs...)), is a method expression, sits inside another call's arguments, lacks an argument the list names, or does not stay one call.")),
-	)...), s.handler("change_function_signature", s.inSpace(with(s.changeFunctionSignature))))
+	)...), inSpace(s, withEditor(ed, s.changeFunctionSignature)))
 }
 
-// goSource is the Go file a structural edit names, read under the
-// read-before-write rule.
-func (s *Server) goSource(ctx context.Context, sp *space, req mcp.CallToolRequest) (path, rel string, src []byte, err error) {
-	path, err = req.RequireString("file_path")
-	if err != nil {
-		return "", "", nil, err
+// withEditor gives a structural edit the server's editor.
+func withEditor[A any](ed goEditor, f func(context.Context, goEditor, *space, A) (string, error)) spaceFunc[A] {
+	return func(ctx context.Context, sp *space, args A) (string, error) {
+		return f(ctx, ed, sp, args)
 	}
+}
+
+// goSource is the Go file at path that a structural edit names, read
+// under the read-before-write rule.
+func (s *Server) goSource(ctx context.Context, sp *space, path string) (rel string, src []byte, err error) {
 	if filepath.Ext(path) != ".go" {
-		return "", "", nil, fmt.Errorf("%q is not a Go file (.go); use Edit", path)
+		return "", nil, fmt.Errorf("%q is not a Go file (.go); use Edit", path)
 	}
 	rel, err = sp.ws.Rel(path)
 	if err != nil {
-		return "", "", nil, err
+		return "", nil, err
 	}
 	src, err = sp.files.ReadFresh(s.ledger(ctx), path)
-	return path, rel, src, err
+	return rel, src, err
 }
 
 // writeGo writes one edited file as Edit would, and appends the
@@ -110,64 +108,58 @@ func (s *Server) writeGo(ctx context.Context, sp *space, path string, old, src [
 	return done + s.diagnoseChanged(ctx, sp, path), nil
 }
 
-func (s *Server) editFunctionBody(ctx context.Context, ed goEditor, sp *space, req mcp.CallToolRequest) (string, error) {
-	name, err := req.RequireString("function_name")
+type editBodyArgs struct {
+	inWorkspace
+	FilePath     string `json:"file_path" mcp:"required"`
+	FunctionName string `json:"function_name" mcp:"required"`
+	NewBody      string `json:"new_body" mcp:"required"`
+}
+
+func (s *Server) editFunctionBody(ctx context.Context, ed goEditor, sp *space, a editBodyArgs) (string, error) {
+	name := a.FunctionName
+	rel, src, err := s.goSource(ctx, sp, a.FilePath)
 	if err != nil {
 		return "", err
 	}
-	body, err := req.RequireString("new_body")
-	if err != nil {
-		return "", err
-	}
-	path, rel, src, err := s.goSource(ctx, sp, req)
-	if err != nil {
-		return "", err
-	}
-	out, err := ed.EditBody(ctx, rel, src, name, body)
+	out, err := ed.EditBody(ctx, rel, src, name, a.NewBody)
 	if err != nil {
 		return "", fmt.Errorf("edit_function_body %s in %s: %w", name, rel, err)
 	}
-	return s.writeGo(ctx, sp, path, src, out, fmt.Sprintf("Replaced the body of %s in %s", name, rel))
+	return s.writeGo(ctx, sp, a.FilePath, src, out, fmt.Sprintf("Replaced the body of %s in %s", name, rel))
 }
 
-func (s *Server) insertAfterMethod(ctx context.Context, ed goEditor, sp *space, req mcp.CallToolRequest) (string, error) {
-	recv, err := req.RequireString("receiver_type")
+type insertMethodArgs struct {
+	inWorkspace
+	FilePath     string `json:"file_path" mcp:"required"`
+	ReceiverType string `json:"receiver_type" mcp:"required"`
+	MethodName   string `json:"method_name" mcp:"required"`
+	NewMethod    string `json:"new_method" mcp:"required"`
+}
+
+func (s *Server) insertAfterMethod(ctx context.Context, ed goEditor, sp *space, a insertMethodArgs) (string, error) {
+	recv, method := a.ReceiverType, a.MethodName
+	rel, src, err := s.goSource(ctx, sp, a.FilePath)
 	if err != nil {
 		return "", err
 	}
-	method, err := req.RequireString("method_name")
-	if err != nil {
-		return "", err
-	}
-	decl, err := req.RequireString("new_method")
-	if err != nil {
-		return "", err
-	}
-	path, rel, src, err := s.goSource(ctx, sp, req)
-	if err != nil {
-		return "", err
-	}
-	out, err := ed.InsertAfterMethod(ctx, rel, src, recv, method, decl)
+	out, err := ed.InsertAfterMethod(ctx, rel, src, recv, method, a.NewMethod)
 	if err != nil {
 		return "", fmt.Errorf("insert_after_method %s.%s in %s: %w", recv, method, rel, err)
 	}
-	return s.writeGo(ctx, sp, path, src, out, fmt.Sprintf("Inserted a method after %s.%s in %s", recv, method, rel))
+	return s.writeGo(ctx, sp, a.FilePath, src, out, fmt.Sprintf("Inserted a method after %s.%s in %s", recv, method, rel))
 }
 
-func (s *Server) changeFunctionSignature(ctx context.Context, ed goEditor, sp *space, req mcp.CallToolRequest) (string, error) {
-	name, err := req.RequireString("function_name")
-	if err != nil {
-		return "", err
-	}
-	sig, err := req.RequireString("new_signature")
-	if err != nil {
-		return "", err
-	}
-	var callArgs *string
-	if args, ok := req.GetArguments()["call_args"].(string); ok {
-		callArgs = &args
-	}
-	_, rel, src, err := s.goSource(ctx, sp, req)
+type changeSignatureArgs struct {
+	inWorkspace
+	FilePath     string  `json:"file_path" mcp:"required"`
+	FunctionName string  `json:"function_name" mcp:"required"`
+	NewSignature string  `json:"new_signature" mcp:"required"`
+	CallArgs     *string `json:"call_args"` // nil: calls are left as they are
+}
+
+func (s *Server) changeFunctionSignature(ctx context.Context, ed goEditor, sp *space, a changeSignatureArgs) (string, error) {
+	name, sig, callArgs := a.FunctionName, a.NewSignature, a.CallArgs
+	rel, src, err := s.goSource(ctx, sp, a.FilePath)
 	if err != nil {
 		return "", err
 	}
@@ -247,7 +239,7 @@ func packageFiles(sp *space, rel string, src []byte, maxBytes int) ([]goedit.Fil
 		return nil, err
 	}
 	entries, err := d.ReadDir(-1)
-	d.Close()
+	_ = d.Close()
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", dir, err)
 	}

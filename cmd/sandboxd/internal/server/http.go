@@ -68,6 +68,11 @@ func (s *Server) NewHTTP(loopback bool) *HTTP {
 	h.sse = mcpserver.NewSSEServer(s.mcp, sseOpts...)
 	mux := http.NewServeMux()
 	mux.Handle(PathMCP, h.streamable)
+	// The base URL too, and only it ("/{$}": other paths are still 404),
+	// behind the same gate: PromptKit's Streamable HTTP client posts to
+	// the URL it is given as is, while its SSE client adds /sse to the
+	// same URL, so one URL serves both.
+	mux.Handle("/{$}", h.streamable)
 	mux.Handle(PathSSE, h.sse.SSEHandler())
 	mux.Handle(PathMessage, h.sse.MessageHandler())
 	gate := Gate{
@@ -131,7 +136,7 @@ func (h *HTTP) Shutdown(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	if err := h.http.Shutdown(sctx); err != nil {
-		h.http.Close()
+		_ = h.http.Close()
 	}
 	err := h.srv.Close()
 	if !clean {

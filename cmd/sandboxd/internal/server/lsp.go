@@ -29,22 +29,22 @@ func (s *Server) registerLSPTools(m *mcpserver.MCPServer, ws []mcp.ToolOption) {
 			mcp.WithNumber("line", mcp.Description("The 1-based line of the occurrence to start from, when the file has several")),
 		)
 	}
-	m.AddTool(mcp.NewTool("find_definition", common(
+	addTool(s, m, mcp.NewTool("find_definition", common(
 		mcp.WithDescription("Find where a symbol is defined, with the language server (go to definition)."+lspSymbolArgs),
 		mcp.WithReadOnlyHintAnnotation(true),
-	)...), s.handler("find_definition", s.inSpace(s.findDefinition)))
-	m.AddTool(mcp.NewTool("find_references", common(
+	)...), inSpace(s, s.findDefinition))
+	addTool(s, m, mcp.NewTool("find_references", common(
 		mcp.WithDescription(fmt.Sprintf("Find every use of a symbol across the project, its declaration included, with the language server; at most %d are listed.", lsp.DefaultMaxResults)+lspSymbolArgs),
 		mcp.WithReadOnlyHintAnnotation(true),
-	)...), s.handler("find_references", s.inSpace(s.findReferences)))
+	)...), inSpace(s, s.findReferences))
 	if s.cfg.ReadOnly {
 		return
 	}
-	m.AddTool(mcp.NewTool("rename_symbol", common(
+	addTool(s, m, mcp.NewTool("rename_symbol", common(
 		mcp.WithDescription("Rename a symbol everywhere it is used, with the language server, and write the changed files: all of them or, on any failure, none. Edits outside the workspace are refused. The changed files may be Edited next without a Read."+lspSymbolArgs),
 		mcp.WithString("new_name", mcp.Required(), mcp.Description("The symbol's new name")),
 		mcp.WithDestructiveHintAnnotation(true),
-	)...), s.handler("rename_symbol", s.inSpace(s.renameSymbol)))
+	)...), inSpace(s, s.renameSymbol))
 }
 
 // newLSP is a workspace's language servers, run as its shells are: same
@@ -61,24 +61,29 @@ func (s *Server) lspChanged(sp *space, paths ...string) {
 	sp.lsp.Changed(paths...)
 }
 
-func lspQuery(req mcp.CallToolRequest) (lsp.Query, error) {
-	symbol, err := req.RequireString("symbol")
-	if err != nil {
-		return lsp.Query{}, err
-	}
-	file, err := req.RequireString("file_path")
-	if err != nil {
-		return lsp.Query{}, err
-	}
-	line := req.GetInt("line", 0)
-	if line < 0 {
-		return lsp.Query{}, fmt.Errorf("line %d: want a 1-based line number", line)
-	}
-	return lsp.Query{File: file, Symbol: symbol, Line: line}, nil
+// lspArgs are the arguments of find_definition and find_references,
+// and with new_name of rename_symbol: the symbol to look up.
+type lspArgs struct {
+	inWorkspace
+	Symbol   string `json:"symbol" mcp:"required"`
+	FilePath string `json:"file_path" mcp:"required"`
+	Line     int    `json:"line"`
 }
 
-func (s *Server) findDefinition(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
-	q, err := lspQuery(req)
+func (a lspArgs) query() (lsp.Query, error) {
+	if a.Line < 0 {
+		return lsp.Query{}, fmt.Errorf("line %d: want a 1-based line number", a.Line)
+	}
+	return lsp.Query{File: a.FilePath, Symbol: a.Symbol, Line: a.Line}, nil
+}
+
+type renameArgs struct {
+	lspArgs
+	NewName string `json:"new_name" mcp:"required"`
+}
+
+func (s *Server) findDefinition(ctx context.Context, sp *space, args lspArgs) (string, error) {
+	q, err := args.query()
 	if err != nil {
 		return "", err
 	}
@@ -92,8 +97,8 @@ func (s *Server) findDefinition(ctx context.Context, sp *space, req mcp.CallTool
 	return answerText(fmt.Sprintf("Definition of %s (from %s):", q.Symbol, place(a.At)), a), nil
 }
 
-func (s *Server) findReferences(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
-	q, err := lspQuery(req)
+func (s *Server) findReferences(ctx context.Context, sp *space, args lspArgs) (string, error) {
+	q, err := args.query()
 	if err != nil {
 		return "", err
 	}
@@ -107,16 +112,12 @@ func (s *Server) findReferences(ctx context.Context, sp *space, req mcp.CallTool
 	return answerText(fmt.Sprintf("%s to %s (from %s):", count(a.Total, "reference"), q.Symbol, place(a.At)), a), nil
 }
 
-func (s *Server) renameSymbol(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
-	q, err := lspQuery(req)
+func (s *Server) renameSymbol(ctx context.Context, sp *space, a renameArgs) (string, error) {
+	q, err := a.query()
 	if err != nil {
 		return "", err
 	}
-	newName, err := req.RequireString("new_name")
-	if err != nil {
-		return "", err
-	}
-	plan, err := sp.lsp.Rename(ctx, q, newName)
+	plan, err := sp.lsp.Rename(ctx, q, a.NewName)
 	if err != nil {
 		return "", fmt.Errorf("rename_symbol: %w", err)
 	}
@@ -132,7 +133,7 @@ func (s *Server) renameSymbol(ctx context.Context, sp *space, req mcp.CallToolRe
 		return "", fmt.Errorf("rename_symbol: %w", err)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Renamed %s to %s (from %s): %s in %s\n", q.Symbol, newName, place(plan.At), count(plan.Edits, "edit"), count(len(plan.Files), "file"))
+	fmt.Fprintf(&b, "Renamed %s to %s (from %s): %s in %s\n", q.Symbol, a.NewName, place(plan.At), count(plan.Edits, "edit"), count(len(plan.Files), "file"))
 	for _, f := range plan.Files {
 		fmt.Fprintf(&b, "%s (%s)\n", f.Path, count(f.Edits, "edit"))
 	}

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/ci"
 )
 
 // lspEnv is the environment for sandboxd's language servers in a test:
@@ -26,10 +28,7 @@ func lspEnv(t testing.TB, server, install string) []string {
 	gopath := goEnv(t, "GOPATH")
 	path := os.Getenv("PATH") + string(filepath.ListSeparator) + filepath.Join(gopath, "bin")
 	if _, err := lookIn(server, path); err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skipf("%s is not installed and CI is unset: skipping (%s; make test installs it)", server, install)
-		}
-		t.Fatalf("%s is not installed: %v", server, err)
+		ci.Skipf(t, "%s is not installed (%s; make test installs it): %v", server, install, err)
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {

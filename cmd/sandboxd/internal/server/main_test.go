@@ -5,12 +5,16 @@ import (
 	"testing"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/child"
+	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
 )
 
 // TestMain lets the test binary be the children render_diagram and the
 // structural Go edits start (children of this executable, as they are
 // of sandboxd).
 func TestMain(m *testing.M) {
+	// Bash and the tools contain their commands by starts of this
+	// binary, as sandboxd's main does.
+	supervisor.Init()
 	child.Serve()
 	os.Exit(m.Run())
 }

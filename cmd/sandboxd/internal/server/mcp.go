@@ -25,7 +25,7 @@ func (s *Server) newMCP() *mcpserver.MCPServer {
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithRecovery(),
 		mcpserver.WithHooks(hooks),
-		mcpserver.WithInstructions(instructions),
+		mcpserver.WithInstructions(instructions+s.budgetInstructions()),
 	)
 	s.registerTools(m)
 	return m

@@ -23,16 +23,21 @@ const minSecretLen = 4
 // argument and puts the values in that call's environment alone. No tool
 // returns a value.
 func (s *Server) registerSecretTools(m *mcpserver.MCPServer) {
-	m.AddTool(mcp.NewTool("secrets_available",
+	addTool(s, m, mcp.NewTool("secrets_available",
 		mcp.WithDescription("List the names of the secrets configured for this sandbox (never their values). Pass names in the secrets argument of Bash, watch_process, run_tests, run_lint, run_typecheck or run_failing_tests to set those environment variables for that call only; output that prints a value comes back redacted."),
 		mcp.WithReadOnlyHintAnnotation(true),
-	), s.handler("secrets_available", s.secretsAvailable))
+	), s.secretsAvailable)
 }
 
-// secretsParam is the secrets argument of the tools that run commands.
+// secretsParam is the secrets argument of the tools that run commands;
+// withSecrets is its field in their arguments.
 func secretsParam() mcp.ToolOption {
 	return mcp.WithArray("secrets", mcp.WithStringItems(),
 		mcp.Description("Names of secrets (see secrets_available) to set as environment variables for this call only; printed values are redacted"))
+}
+
+type withSecrets struct {
+	Secrets []string `json:"secrets"`
 }
 
 // usableSecrets are the configured secrets' names that a call may name,
@@ -48,7 +53,7 @@ func (s *Server) usableSecrets() []string {
 	return names
 }
 
-func (s *Server) secretsAvailable(context.Context, mcp.CallToolRequest) (string, error) {
+func (s *Server) secretsAvailable(context.Context, struct{}) (string, error) {
 	names := s.usableSecrets()
 	if len(names) == 0 {
 		return "No secrets are configured (sandboxd --secret-env).", nil
@@ -56,16 +61,12 @@ func (s *Server) secretsAvailable(context.Context, mcp.CallToolRequest) (string,
 	return fmt.Sprintf("%d secrets are available by name (pass them in a tool's secrets argument):\n%s", len(names), strings.Join(names, "\n")), nil
 }
 
-// callSecrets reads a call's secrets argument and returns the "NAME=value"
-// entries for its environment. An unknown name is an error that names it
-// and the known ones, never a value.
-func (s *Server) callSecrets(req mcp.CallToolRequest) ([]string, error) {
-	if _, given := req.GetArguments()["secrets"]; !given {
+// callSecrets returns the "NAME=value" entries for the environment of a
+// call whose secrets argument is names (nil if it has none). An unknown
+// name is an error that names it and the known ones, never a value.
+func (s *Server) callSecrets(names []string) ([]string, error) {
+	if names == nil {
 		return nil, nil
-	}
-	names, err := req.RequireStringSlice("secrets")
-	if err != nil {
-		return nil, fmt.Errorf("secrets: want an array of secret names: %w", err)
 	}
 	if len(names) > maxCallSecrets {
 		return nil, fmt.Errorf("secrets: %d names, at most %d are allowed", len(names), maxCallSecrets)

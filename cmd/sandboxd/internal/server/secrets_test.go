@@ -77,7 +77,7 @@ func TestSecretsByReference(t *testing.T) {
 	}{
 		{"Bash", map[string]any{"command": "true", "secrets": []string{"MY_SECRET", "NOPE"}}, `secrets: unknown secret "NOPE"; the available secrets are: MY_SECRET, OTHER_TOKEN`},
 		{"Bash", map[string]any{"command": "true", "secrets": []string{"SHORT"}}, `secrets: secret "SHORT" is shorter than 4 bytes`},
-		{"Bash", map[string]any{"command": "true", "secrets": "MY_SECRET"}, "secrets: want an array of secret names"},
+		{"Bash", map[string]any{"command": "true", "secrets": "MY_SECRET"}, `Bash: argument "secrets": want an array of strings, got a string`},
 		{"watch_process", map[string]any{"command": "true", "secrets": []string{"SANDBOXD_TOKEN"}}, `unknown secret "SANDBOXD_TOKEN"`},
 		{"run_lint", map[string]any{"secrets": []string{"NOPE"}}, `unknown secret "NOPE"`},
 		{"run_typecheck", map[string]any{"secrets": []string{"NOPE"}}, `unknown secret "NOPE"`},

@@ -97,7 +97,7 @@ func (g Gate) Wrap(next http.Handler) http.Handler {
 			// A chunked body has no length to check up front; JSON-RPC
 			// messages are decoded whole anyway, so read it here, capped.
 			body, err := io.ReadAll(io.LimitReader(r.Body, g.MaxBody+1))
-			r.Body.Close()
+			_ = r.Body.Close()
 			if err != nil {
 				http.Error(w, "Bad Request: reading the body: "+err.Error(), http.StatusBadRequest)
 				return

@@ -94,15 +94,18 @@ func TestGateRefusesBeforeAnyTool(t *testing.T) {
 		{"body over the cap", good, writeCall(target, strings.Repeat("x", 5000)), 413},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			resp := post(t, d.base+PathMCP, c.body, c.headers)
-			if resp.StatusCode != c.status {
-				t.Fatalf("status %d, want %d", resp.StatusCode, c.status)
-			}
-			if _, err := os.Stat(target); !os.IsNotExist(err) {
-				t.Fatalf("the refused request reached the tool: %v", err)
-			}
-		})
+		// The base URL serves Streamable HTTP too, behind the same gate.
+		for _, path := range []string{PathMCP, "/"} {
+			t.Run(c.name+" at "+path, func(t *testing.T) {
+				resp := post(t, d.base+path, c.body, c.headers)
+				if resp.StatusCode != c.status {
+					t.Fatalf("status %d, want %d", resp.StatusCode, c.status)
+				}
+				if _, err := os.Stat(target); !os.IsNotExist(err) {
+					t.Fatalf("the refused request reached the tool: %v", err)
+				}
+			})
+		}
 	}
 	t.Run("allowed origin and loopback host pass", func(t *testing.T) {
 		h := with("Origin", "http://localhost:5173")

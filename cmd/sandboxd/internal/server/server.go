@@ -85,7 +85,7 @@ func New(cfg Config) (*Server, error) {
 	for _, w := range cfg.Workspaces {
 		sp, err := s.openSpace(w, env)
 		if err != nil {
-			s.Close()
+			_ = s.Close()
 			return nil, err
 		}
 		s.spaces[w.Name] = sp
@@ -110,7 +110,7 @@ func (s *Server) openSpace(w Workspace, env []string) (*space, error) {
 	// environment, since the agent can read theirs.
 	searcher, err := search.New(ws, search.Options{RipgrepPath: s.cfg.RipgrepPath, Scrubber: s.scrub, OnRedact: s.cfg.Metrics.Redacted, Credential: s.cfg.RunAs, Env: env})
 	if err != nil {
-		ws.Close()
+		_ = ws.Close()
 		return nil, fmt.Errorf("workspace %q: %w", w.Dir, err)
 	}
 	sp := &space{
@@ -119,7 +119,7 @@ func (s *Server) openSpace(w Workspace, env []string) (*space, error) {
 		files:   files.New(ws, files.Options{AllowGitWrites: s.cfg.AllowGitWrites, Scrubber: s.scrub}),
 		search:  searcher,
 		symbols: symbols.New(ws.Dir(), searcher, symbols.Options{Credential: s.cfg.RunAs, Env: env}),
-		shells:  shells.New(shells.Options{Dir: ws.Dir(), Env: env, Scrubber: s.scrub, OnRedact: s.cfg.Metrics.Redacted, Credential: s.cfg.RunAs}),
+		shells:  shells.New(shells.Options{Dir: ws.Dir(), Env: env, Scrubber: s.scrub, OnRedact: s.cfg.Metrics.Redacted, Credential: s.cfg.RunAs, Budget: s.cfg.CallBudget}),
 		verify:  verify.New(ws, verify.Options{Env: env, Credential: s.cfg.RunAs}),
 		cover:   testcover.New(ws, testcover.Options{Env: env, Credential: s.cfg.RunAs}),
 	}
@@ -187,20 +187,27 @@ func (s *Server) ledger(ctx context.Context) *files.Ledger {
 	return l
 }
 
-// forget drops a finished session's ledger and failed-test records and
-// kills its background shells, off the caller's path (the hook runs
-// inside the DELETE that ended the session, which should not wait for a
-// kill grace).
+// forget cancels a finished session's calls in flight (each kills what
+// it started), drops its ledger and kills its background shells, then
+// drops its failed-test records (after the shells: a test run going on
+// in the background records its failures when it ends), off the caller's
+// path (the hook runs inside the DELETE that ended the session, which
+// should not wait for a kill grace).
 func (s *Server) forget(session string) {
+	s.calls.cancelSession(session)
 	s.mu.Lock()
 	delete(s.ledgers, session)
 	s.mu.Unlock()
-	s.failed.forget(session)
-	for _, sp := range s.spaces {
-		if sp.shells != nil {
-			s.ending.Go(func() { sp.shells.Forget(session) })
+	s.ending.Go(func() {
+		var wg sync.WaitGroup
+		for _, sp := range s.spaces {
+			if sp.shells != nil {
+				wg.Go(func() { sp.shells.Forget(session) })
+			}
 		}
-	}
+		wg.Wait()
+		s.failed.forget(session)
+	})
 }
 
 func sessionID(ctx context.Context) string {

@@ -80,27 +80,27 @@ func (s *Server) registerSnapshotTools(m *mcpserver.MCPServer, ws []mcp.ToolOpti
 	with := func(opts ...mcp.ToolOption) []mcp.ToolOption {
 		return append(slices.Clone(ws), opts...)
 	}
-	m.AddTool(mcp.NewTool("snapshot_create", with(
+	addTool(s, m, mcp.NewTool("snapshot_create", with(
 		mcp.WithDescription(fmt.Sprintf("Save the workspace's files as a named snapshot you can later compare with (snapshot_diff) or return to (snapshot_restore). Kept outside the workspace, never in its .git; gitignored files are included, .git directories are not; files over %d bytes are skipped and listed.", s.snapshotMaxFileSize())),
 		mcp.WithString("name", mcp.Required(), mcp.Description(fmt.Sprintf("The snapshot's name: 1 to %d letters, digits, '.', '_' or '-', starting with a letter or digit; it must be new", snapshot.MaxNameLen))),
 		mcp.WithString("description", mcp.Description("What state the workspace is in, for snapshot_list")),
 		mcp.WithDestructiveHintAnnotation(false),
 		mcp.WithOpenWorldHintAnnotation(false),
-	)...), s.handler("snapshot_create", s.inSpace(s.snapshotCreate)))
-	m.AddTool(mcp.NewTool("snapshot_list", with(
+	)...), inSpace(s, s.snapshotCreate))
+	addTool(s, m, mcp.NewTool("snapshot_list", with(
 		mcp.WithDescription("List the workspace's snapshots, oldest first, with the time each was taken, its file count and its description."),
 		mcp.WithReadOnlyHintAnnotation(true),
-	)...), s.handler("snapshot_list", s.inSpace(s.snapshotList)))
-	m.AddTool(mcp.NewTool("snapshot_diff", with(
+	)...), inSpace(s, s.snapshotList))
+	addTool(s, m, mcp.NewTool("snapshot_diff", with(
 		mcp.WithDescription("Compare the workspace now with a snapshot: the files added since, modified (content, mode or type) and removed, one per line."),
 		mcp.WithString("name", mcp.Required(), mcp.Description("The snapshot to compare with")),
 		mcp.WithReadOnlyHintAnnotation(true),
-	)...), s.handler("snapshot_diff", s.inSpace(s.snapshotDiff)))
-	m.AddTool(mcp.NewTool("snapshot_restore", with(
+	)...), inSpace(s, s.snapshotDiff))
+	addTool(s, m, mcp.NewTool("snapshot_restore", with(
 		mcp.WithDescription("Make the workspace equal a snapshot: modified files are reverted, files added since are deleted, removed ones come back. The current state is snapshotted first (its name is in the result), so a restore can be undone. .git and files too large for snapshots are left alone; symlinks are restored as links, never followed."),
 		mcp.WithString("name", mcp.Required(), mcp.Description("The snapshot to restore")),
 		mcp.WithDestructiveHintAnnotation(true),
-	)...), s.handler("snapshot_restore", s.inSpace(s.snapshotRestore)))
+	)...), inSpace(s, s.snapshotRestore))
 }
 
 func (s *Server) snapshotMaxFileSize() int64 {
@@ -110,16 +110,18 @@ func (s *Server) snapshotMaxFileSize() int64 {
 	return snapshot.DefaultMaxFileSize
 }
 
-func (s *Server) snapshotCreate(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
-	name, err := req.RequireString("name")
-	if err != nil {
-		return "", err
-	}
+type snapshotCreateArgs struct {
+	inWorkspace
+	Name        string `json:"name" mcp:"required"`
+	Description string `json:"description"`
+}
+
+func (s *Server) snapshotCreate(ctx context.Context, sp *space, a snapshotCreateArgs) (string, error) {
 	st, err := s.snapshots.store(sp)
 	if err != nil {
 		return "", err
 	}
-	sn, err := st.Create(ctx, name, req.GetString("description", ""))
+	sn, err := st.Create(ctx, a.Name, a.Description)
 	if err != nil {
 		return "", err
 	}
@@ -129,7 +131,8 @@ func (s *Server) snapshotCreate(ctx context.Context, sp *space, req mcp.CallTool
 	return b.String(), nil
 }
 
-func (s *Server) snapshotList(ctx context.Context, sp *space, _ mcp.CallToolRequest) (string, error) {
+// snapshot_list takes only the workspace.
+func (s *Server) snapshotList(ctx context.Context, sp *space, _ inWorkspace) (string, error) {
 	st, err := s.snapshots.store(sp)
 	if err != nil {
 		return "", err
@@ -155,11 +158,14 @@ func (s *Server) snapshotList(ctx context.Context, sp *space, _ mcp.CallToolRequ
 	return b.String(), nil
 }
 
-func (s *Server) snapshotDiff(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
-	name, err := req.RequireString("name")
-	if err != nil {
-		return "", err
-	}
+// snapshotArgs are the arguments of snapshot_diff and snapshot_restore.
+type snapshotArgs struct {
+	inWorkspace
+	Name string `json:"name" mcp:"required"`
+}
+
+func (s *Server) snapshotDiff(ctx context.Context, sp *space, a snapshotArgs) (string, error) {
+	name := a.Name
 	st, err := s.snapshots.store(sp)
 	if err != nil {
 		return "", err
@@ -179,11 +185,8 @@ func (s *Server) snapshotDiff(ctx context.Context, sp *space, req mcp.CallToolRe
 	return b.String(), nil
 }
 
-func (s *Server) snapshotRestore(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
-	name, err := req.RequireString("name")
-	if err != nil {
-		return "", err
-	}
+func (s *Server) snapshotRestore(ctx context.Context, sp *space, a snapshotArgs) (string, error) {
+	name := a.Name
 	st, err := s.snapshots.store(sp)
 	if err != nil {
 		return "", err
@@ -263,8 +266,8 @@ func (t *limitedText) line(s string) bool {
 		return false
 	}
 	t.lines++
-	t.WriteString(s)
-	t.WriteByte('\n')
+	_, _ = t.WriteString(s)
+	_ = t.WriteByte('\n')
 	return true
 }
 

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/ci"
 )
 
 // snapshotWorkspace is testdata/snapshot in a fresh directory, with a
@@ -19,10 +21,7 @@ import (
 func snapshotWorkspace(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("git is not installed, and CI is set: install Debian's git")
-		}
-		t.Skip("git is not installed and CI is unset: skipping (apt-get install git)")
+		ci.Skip(t, "git is not installed (apt-get install git)")
 	}
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS("testdata/snapshot")); err != nil {

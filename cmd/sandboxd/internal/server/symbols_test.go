@@ -7,16 +7,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/ci"
 )
 
 // needCtags skips when universal-ctags is absent, unless CI is set.
 func needCtags(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("ctags"); err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("ctags is not installed and CI is unset: skipping search_code (apt-get install -y universal-ctags)")
-		}
-		t.Fatalf("ctags is not installed: %v", err)
+		ci.Skip(t, "ctags is not installed, which search_code needs (apt-get install -y universal-ctags)")
 	}
 }
 

@@ -25,7 +25,7 @@ const DefaultCoverageTimeout = 5 * time.Minute
 // registerCoverageTools adds tests_covering. It runs the project's
 // tests, so read-only servers do not offer it, like run_tests.
 func (s *Server) registerCoverageTools(m *mcpserver.MCPServer, ws []mcp.ToolOption) {
-	m.AddTool(mcp.NewTool("tests_covering", append(slices.Clone(ws),
+	addTool(s, m, mcp.NewTool("tests_covering", append(slices.Clone(ws),
 		mcp.WithDescription(fmt.Sprintf("Which tests of a Go package run a line of one of its files, from per-test coverage: the package's tests are built once with coverage and each top-level test (Test, Fuzz seeds, Example) is run alone; a test covers a line when a block it executed spans that line. With line, the tests covering it; without, each function of the file with the tests that run any of it. Computed on the first ask (one run per test, at most %d tests, %d at once) and cached until a .go file of the package changes; the result says which. A failing test still counts for what it ran.", testcover.DefaultMaxTests, testcover.DefaultParallel)),
 		mcp.WithString("file_path", mcp.Required(), mcp.Description("A .go file of the package (not a _test.go file)")),
 		mcp.WithNumber("line", mcp.Description("The 1-based line; omit for a summary by function")),
@@ -33,19 +33,24 @@ func (s *Server) registerCoverageTools(m *mcpserver.MCPServer, ws []mcp.ToolOpti
 			DefaultCoverageTimeout.Milliseconds(), verify.MaxTimeout.Milliseconds()))),
 		mcp.WithDestructiveHintAnnotation(false),
 		mcp.WithOpenWorldHintAnnotation(false),
-	)...), s.handler("tests_covering", s.inSpace(s.testsCovering)))
+	)...), inSpace(s, s.testsCovering))
 }
 
-func (s *Server) testsCovering(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
-	path, err := req.RequireString("file_path")
-	if err != nil {
-		return "", err
+type testsCoveringArgs struct {
+	inWorkspace
+	FilePath string  `json:"file_path" mcp:"required"`
+	Line     *int    `json:"line"` // nil: a summary by function
+	Timeout  float64 `json:"timeout"`
+}
+
+func (s *Server) testsCovering(ctx context.Context, sp *space, a testsCoveringArgs) (string, error) {
+	path, line := a.FilePath, 0
+	if a.Line != nil {
+		if line = *a.Line; line < 1 {
+			return "", fmt.Errorf("line %d: want a line number from 1", line)
+		}
 	}
-	line := req.GetInt("line", 0)
-	if _, given := req.GetArguments()["line"]; given && line < 1 {
-		return "", fmt.Errorf("line %v: want a line number from 1", req.GetArguments()["line"])
-	}
-	ms := req.GetFloat("timeout", 0)
+	ms := a.Timeout
 	if ms < 0 || ms > float64(verify.MaxTimeout.Milliseconds()) {
 		return "", fmt.Errorf("timeout %v: want milliseconds from 0 to %d", ms, verify.MaxTimeout.Milliseconds())
 	}

@@ -31,44 +31,71 @@ func (s *Server) registerVerifyTools(m *mcpserver.MCPServer, ws []mcp.ToolOption
 			mcp.WithOpenWorldHintAnnotation(false),
 		)
 	}
-	m.AddTool(mcp.NewTool("run_tests", common(
-		mcp.WithDescription("Run the project's tests (Go: go test -json -count=1; Rust: cargo test; Python: pytest; Node.js: node --test). Failed tests are findings with the rule test:TestName (Go: their file:line log lines and one line per failed test); the summary counts passed, failed and skipped tests and names packages that failed to build."+verifyResult),
+	budget := s.budgetNote("run")
+	addTool(s, m, mcp.NewTool("run_tests", common(
+		mcp.WithDescription("Run the project's tests (Go: go test -json -count=1; Rust: cargo test; Python: pytest; Node.js: node --test). Failed tests are findings with the rule test:TestName (Go: their file:line log lines and one line per failed test); the summary counts passed, failed and skipped tests and names packages that failed to build."+verifyResult+budget),
 		mcp.WithString("packages", mcp.Description("Space-separated package patterns to test; default ./...")),
 		mcp.WithString("run", mcp.Description("Only tests matching this regular expression (go test -run)")),
-	)...), s.handler("run_tests", s.inSpace(s.runTests)))
-	m.AddTool(mcp.NewTool("run_lint", common(
-		mcp.WithDescription("Run the project's linters (Go: go vet, and staticcheck when it is installed; Rust: cargo clippy; Python: flake8; Node.js: eslint); the rule is the analyzer or check, e.g. printf, SA4006, clippy::ptr_arg, F401, no-unused-vars. The summary says which linters ran and which are not installed."+verifyResult),
-	)...), s.handler("run_lint", s.inSpace(s.runLint)))
-	m.AddTool(mcp.NewTool("run_typecheck", common(
-		mcp.WithDescription("Type-check the project without running it (Go: compile every package and its tests, rule compile; Rust: cargo check; Python: mypy; TypeScript: tsc --noEmit)."+verifyResult),
-	)...), s.handler("run_typecheck", s.inSpace(s.runTypecheck)))
+	)...), inSpace(s, budgeted(s, "run_tests", s.runTests)))
+	addTool(s, m, mcp.NewTool("run_lint", common(
+		mcp.WithDescription("Run the project's linters (Go: go vet, and staticcheck when it is installed; Rust: cargo clippy; Python: flake8; Node.js: eslint); the rule is the analyzer or check, e.g. printf, SA4006, clippy::ptr_arg, F401, no-unused-vars. The summary says which linters ran and which are not installed."+verifyResult+budget),
+	)...), inSpace(s, budgeted(s, "run_lint", s.runLint)))
+	addTool(s, m, mcp.NewTool("run_typecheck", common(
+		mcp.WithDescription("Type-check the project without running it (Go: compile every package and its tests, rule compile; Rust: cargo check; Python: mypy; TypeScript: tsc --noEmit)."+verifyResult+budget),
+	)...), inSpace(s, budgeted(s, "run_typecheck", s.runTypecheck)))
 	s.registerFailingTestTools(m, ws)
 }
 
-// verifyRequest reads the arguments every check takes.
-func (s *Server) verifyRequest(req mcp.CallToolRequest) (verify.Request, error) {
-	ms := req.GetFloat("timeout", 0)
+// runArgs are the arguments of every run under the call budget.
+type runArgs struct {
+	Timeout float64 `json:"timeout"`
+	withSecrets
+}
+
+func (a runArgs) timeoutMS() float64 { return a.Timeout }
+
+// checkArgs are the arguments of run_lint and run_typecheck, and of
+// run_tests with more.
+type checkArgs struct {
+	inWorkspace
+	Path string `json:"path"`
+	runArgs
+}
+
+func (a checkArgs) runPath() string { return a.Path }
+
+type runTestsArgs struct {
+	checkArgs
+	Packages string `json:"packages"`
+	Run      string `json:"run"`
+}
+
+// verifyRequest is a check of the project at path.
+func (s *Server) verifyRequest(ctx context.Context, path string, a runArgs) (verify.Request, error) {
+	ms := a.Timeout
 	if ms < 0 || ms > float64(verify.MaxTimeout.Milliseconds()) {
 		return verify.Request{}, fmt.Errorf("timeout %v: want milliseconds from 0 to %d", ms, verify.MaxTimeout.Milliseconds())
 	}
-	env, err := s.callSecrets(req)
+	env, err := s.callSecrets(a.Secrets)
 	if err != nil {
 		return verify.Request{}, err
 	}
 	return verify.Request{
-		Path:    req.GetString("path", ""),
+		Path:    path,
 		Timeout: time.Duration(ms * float64(time.Millisecond)),
 		Env:     env,
+		// A budgeted call shows the end of it if it outlives the budget.
+		Progress: progressOf(ctx),
 	}, nil
 }
 
-func (s *Server) runTests(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
-	vr, err := s.verifyRequest(req)
+func (s *Server) runTests(ctx context.Context, sp *space, a runTestsArgs) (string, error) {
+	vr, err := s.verifyRequest(ctx, a.Path, a.runArgs)
 	if err != nil {
 		return "", err
 	}
-	vr.Packages = strings.Fields(req.GetString("packages", ""))
-	vr.Run = req.GetString("run", "")
+	vr.Packages = strings.Fields(a.Packages)
+	vr.Run = a.Run
 	r, err := sp.verify.Test(ctx, vr)
 	if err != nil {
 		return "", err
@@ -77,16 +104,16 @@ func (s *Server) runTests(ctx context.Context, sp *space, req mcp.CallToolReques
 	return r.String(), nil
 }
 
-func (s *Server) runLint(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
-	vr, err := s.verifyRequest(req)
+func (s *Server) runLint(ctx context.Context, sp *space, a checkArgs) (string, error) {
+	vr, err := s.verifyRequest(ctx, a.Path, a.runArgs)
 	if err != nil {
 		return "", err
 	}
 	return report(sp.verify.Lint(ctx, vr))
 }
 
-func (s *Server) runTypecheck(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
-	vr, err := s.verifyRequest(req)
+func (s *Server) runTypecheck(ctx context.Context, sp *space, a checkArgs) (string, error) {
+	vr, err := s.verifyRequest(ctx, a.Path, a.runArgs)
 	if err != nil {
 		return "", err
 	}

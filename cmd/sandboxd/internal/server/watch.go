@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -22,7 +21,7 @@ const maxIdleTimeout = time.Hour
 // watched process is a background shell: BashOutput reads it and
 // KillShell stops it.
 func (s *Server) registerWatchTools(m *mcpserver.MCPServer, ws []mcp.ToolOption) {
-	m.AddTool(mcp.NewTool("watch_process", append(ws,
+	addTool(s, m, mcp.NewTool("watch_process", append(ws,
 		mcp.WithDescription(fmt.Sprintf("Start a long-running command (a dev server, a watcher) as a background shell and watch it: every line of its stdout and stderr is matched against error_patterns, and matches, silences and its exit become events read with watch_process_events. Returns its shell ID; BashOutput reads its full output and KillShell stops it with its whole process tree. Lines are cut at %d bytes. Checked like Bash; at most a few watched processes run at once.", watch.DefaultMaxLine)),
 		mcp.WithString("command", mcp.Required(), mcp.Description("The command to run with /bin/bash -c in the workspace")),
 		mcp.WithArray("error_patterns", mcp.WithStringItems(), mcp.Description(fmt.Sprintf("Go regular expressions (RE2); a line matching any is a match event naming the first that matched. At most %d, each at most %d bytes", watch.MaxPatterns, watch.MaxPatternLen))),
@@ -30,43 +29,42 @@ func (s *Server) registerWatchTools(m *mcpserver.MCPServer, ws []mcp.ToolOption)
 		mcp.WithString("description", mcp.Description("What the command does, in a few words")),
 		secretsParam(),
 		mcp.WithDestructiveHintAnnotation(true),
-	)...), s.handler("watch_process", s.inSpace(s.watchProcess)))
-	m.AddTool(mcp.NewTool("watch_process_events", append(ws,
+	)...), inSpace(s, s.watchProcess))
+	addTool(s, m, mcp.NewTool("watch_process_events", append(ws,
 		mcp.WithDescription("Read a watched process's events after since_event_id, as JSON: {shell_id, status, events: [{id, kind: match|idle|exit, time, stream, line_number, line, truncated, pattern, silent_ms, exit_code, status}], dropped (events after since_event_id the ring no longer holds), more (ask again after the last id), last_event_id, exited}."),
 		mcp.WithString("shell_id", mcp.Required(), mcp.Description("The watched process's shell ID")),
 		mcp.WithNumber("since_event_id", mcp.Description("Only events after this ID; 0 or absent for all that are kept")),
 		mcp.WithReadOnlyHintAnnotation(true),
-	)...), s.handler("watch_process_events", s.watchProcessEvents))
+	)...), s.watchProcessEvents)
 }
 
-func (s *Server) watchProcess(ctx context.Context, sp *space, req mcp.CallToolRequest) (string, error) {
-	command, err := req.RequireString("command")
+type watchProcessArgs struct {
+	inWorkspace
+	Command       string   `json:"command" mcp:"required"`
+	ErrorPatterns []string `json:"error_patterns"`
+	IdleTimeout   float64  `json:"idle_timeout"`
+	Description   string   `json:"description"`
+	withSecrets
+}
+
+func (s *Server) watchProcess(ctx context.Context, sp *space, a watchProcessArgs) (string, error) {
+	patterns, err := watch.Compile(a.ErrorPatterns)
 	if err != nil {
 		return "", err
 	}
-	var raw []string
-	if _, given := req.GetArguments()["error_patterns"]; given {
-		if raw, err = req.RequireStringSlice("error_patterns"); err != nil {
-			return "", fmt.Errorf("error_patterns: want an array of regular expressions: %w", err)
-		}
-	}
-	patterns, err := watch.Compile(raw)
-	if err != nil {
-		return "", err
-	}
-	ms := req.GetFloat("idle_timeout", 0)
-	if math.IsNaN(ms) || ms < 0 || ms > float64(maxIdleTimeout.Milliseconds()) {
+	ms := a.IdleTimeout
+	if ms < 0 || ms > float64(maxIdleTimeout.Milliseconds()) {
 		return "", fmt.Errorf("idle_timeout %v: want milliseconds from 0 to %d", ms, maxIdleTimeout.Milliseconds())
 	}
-	env, err := s.callSecrets(req)
+	env, err := s.callSecrets(a.Secrets)
 	if err != nil {
 		return "", err
 	}
 	defer s.lspChanged(sp) // a command may change any file
 	return sp.shells.Watch(shells.Watch{
 		Command: shells.Command{
-			Command:     command,
-			Description: req.GetString("description", ""),
+			Command:     a.Command,
+			Description: a.Description,
 			Owner:       sessionID(ctx),
 			Env:         env,
 		},
@@ -82,17 +80,19 @@ type eventsAnswer struct {
 	watch.Page
 }
 
-func (s *Server) watchProcessEvents(ctx context.Context, req mcp.CallToolRequest) (string, error) {
-	id, err := req.RequireString("shell_id")
-	if err != nil {
-		return "", err
-	}
-	since := req.GetFloat("since_event_id", 0)
-	if math.IsNaN(since) || since < 0 || since > 1<<53 || since != math.Trunc(since) {
-		return "", fmt.Errorf("since_event_id %v: want a whole number, at least 0", since)
+type watchEventsArgs struct {
+	inWorkspace
+	ShellID      string `json:"shell_id" mcp:"required"`
+	SinceEventID int    `json:"since_event_id"`
+}
+
+func (s *Server) watchProcessEvents(ctx context.Context, a watchEventsArgs) (string, error) {
+	id, since := a.ShellID, a.SinceEventID
+	if since < 0 {
+		return "", fmt.Errorf("since_event_id %d: want a whole number, at least 0", since)
 	}
 	owner := sessionID(ctx)
-	sp, err := s.shellSpace(req, owner, id)
+	sp, err := s.shellSpace(a.Workspace, owner, id)
 	if err != nil {
 		return "", err
 	}

@@ -20,12 +20,15 @@ import (
 // maxTombs bounds the tombstones kept for forgotten shells.
 const maxTombs = 256
 
-// bgShell is one background shell.
+// bgShell is one background shell: a process, or a call's work adopted
+// when it outlived its budget (a job).
 type bgShell struct {
 	id          string
 	owner       string // Command.Owner: only it may see the shell
 	description string // the agent's words for it, to list known shells
 	proc        *shell.Process
+	job         *job           // set instead of proc for adopted work (Adopt)
+	timeout     time.Duration  // a detached command's timeout, which still applies; 0 for none
 	done        chan struct{}  // closed once the process is reaped and its output flushed
 	watcher     *watch.Watcher // set for a watched process (watch_process)
 
@@ -69,9 +72,8 @@ func (m *Manager) startBackground(c Command, w *watch.Watcher) (string, error) {
 	if err := m.checkRoom(c.Owner, w != nil); err != nil {
 		return "", err
 	}
-	sh := &bgShell{id: m.newID(), owner: c.Owner, description: c.Description, done: make(chan struct{}), watcher: w}
-	sh.stdout = &pending{mu: &sh.mu, rel: m.newReleaser(), limit: m.opts.MaxBuffered, watcher: w, stream: "stdout"}
-	sh.stderr = &pending{mu: &sh.mu, rel: m.newReleaser(), limit: m.opts.MaxBuffered, watcher: w, stream: "stderr"}
+	sh := m.newShell(c.Owner, c.Description, w)
+	sh.stdout.rel, sh.stderr.rel = m.newReleaser(), m.newReleaser()
 	// Not the call's context: the shell outlives the call that started it.
 	p, err := m.start(context.Background(), c, -1, sh.stdout, sh.stderr)
 	if err != nil {
@@ -87,6 +89,15 @@ func (m *Manager) startBackground(c Command, w *watch.Watcher) (string, error) {
 		return "Started watched process " + sh.id, nil
 	}
 	return "Started background shell " + sh.id, nil
+}
+
+// newShell is a shell not started yet, under a new ID, its streams
+// without their releasers; m.mu must be held.
+func (m *Manager) newShell(owner, description string, w *watch.Watcher) *bgShell {
+	sh := &bgShell{id: m.newID(), owner: owner, description: description, done: make(chan struct{}), watcher: w}
+	sh.stdout = &pending{mu: &sh.mu, limit: m.opts.MaxBuffered, watcher: w, stream: "stdout"}
+	sh.stderr = &pending{mu: &sh.mu, limit: m.opts.MaxBuffered, watcher: w, stream: "stderr"}
+	return sh
 }
 
 // checkRoom refuses a background shell beyond MaxBackground running, or
@@ -136,22 +147,42 @@ func (m *Manager) newID() string {
 	}
 }
 
-// reap waits for the shell's process and records how it ended.
+// reap waits for the shell's process (or job) and records how it ended.
 func (m *Manager) reap(sh *bgShell) {
-	_, err := sh.proc.Wait()
+	status, code := sh.wait()
 	sh.mu.Lock()
-	// The sinks are never written after Wait returns: the held partial
+	// The sinks are never written after wait returns: the held partial
 	// lines are final.
 	sh.stdout.flush()
 	sh.stderr.flush()
-	sh.status = statusOf(err)
+	sh.status = status
 	sh.ended = time.Now()
 	sh.mu.Unlock()
 	if sh.watcher != nil {
-		sh.watcher.Exit(exitCodeOf(err), sh.status)
+		sh.watcher.Exit(code, sh.status)
 	}
 	close(sh.done)
 	m.evictUnread()
+}
+
+// wait waits for the shell's process or job to end and says how it
+// ended, with the exit code (-1 for none).
+func (sh *bgShell) wait() (string, int) {
+	if sh.job != nil {
+		return sh.job.wait()
+	}
+	_, err := sh.proc.Wait()
+	return statusOf(err, sh.timeout), exitCodeOf(err)
+}
+
+// stop ends the shell's process with its whole group (SIGTERM, then
+// SIGKILL after a grace), or tells its job to stop.
+func (sh *bgShell) stop() {
+	if sh.job != nil {
+		sh.job.stop()
+		return
+	}
+	sh.proc.Stop()
 }
 
 // exitCodeOf is the exit code a process ended with, or -1 when it has
@@ -167,7 +198,9 @@ func exitCodeOf(err error) int {
 	return -1
 }
 
-func statusOf(err error) string {
+// statusOf says how a background process ended; timeout is the one it
+// ran under (a detached foreground command's), 0 for none.
+func statusOf(err error, timeout time.Duration) string {
 	var xe *sandbox.ExitError
 	switch {
 	case err == nil:
@@ -175,7 +208,9 @@ func statusOf(err error) string {
 	case errors.As(err, &xe):
 		return "exited with code " + exitCode(xe)
 	case sandbox.KindOf(err) == sandbox.KindCanceled:
-		return "killed" // only Kill and Close stop a background shell
+		return "killed" // only Kill, Forget and Close stop a background shell
+	case sandbox.KindOf(err) == sandbox.KindTimeout && timeout > 0:
+		return fmt.Sprintf("timed out after %s and was killed", timeout)
 	}
 	return "failed: " + err.Error()
 }
@@ -358,7 +393,7 @@ func (m *Manager) Kill(owner, id string) (string, error) {
 		return fmt.Sprintf("Background shell %s is not running (status: %s)", id, t.status), nil
 	}
 	if !sh.finished() {
-		sh.proc.Stop()
+		sh.stop()
 		<-sh.done
 		if sh.status == "killed" {
 			return "Killed background shell " + id, nil
@@ -408,7 +443,7 @@ func (m *Manager) Forget(owner string) {
 // waits until every one has ended.
 func stopShells(shells []*bgShell) {
 	for _, sh := range shells {
-		sh.proc.Stop()
+		sh.stop()
 	}
 	for _, sh := range shells {
 		<-sh.done

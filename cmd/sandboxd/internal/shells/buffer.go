@@ -93,10 +93,13 @@ func (l *lineHold) Flush() string {
 }
 
 // capture is a foreground stream's sink: scrubbed (when there is a
-// scrubber) on the way into a head-and-tail buffer.
+// scrubber) on the way into a head-and-tail buffer, until detach hands
+// the stream over to a background shell.
 type capture struct {
-	rel releaser // nil: no scrubbing, bytes go straight in
+	mu  sync.Mutex // Write against detach
+	rel releaser   // nil: no scrubbing, bytes go straight in
 	ht  *headTail
+	to  *pending // set by detach: where the stream goes from then on
 }
 
 func (m *Manager) newCapture() *capture {
@@ -108,6 +111,11 @@ func (m *Manager) newCapture() *capture {
 }
 
 func (c *capture) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.to != nil {
+		return c.to.Write(p)
+	}
 	if c.rel == nil {
 		return c.ht.Write(p)
 	}
@@ -115,7 +123,22 @@ func (c *capture) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// finish releases what the scrubber still holds; call after Wait.
+// detach returns what the stream released so far and sends the rest to
+// p, through the same releaser: a line cut at the handover reaches the
+// scrubber whole, and shows in p once it ends.
+func (c *capture) detach(p *pending) clip {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p.rel = c.rel
+	if p.rel == nil {
+		p.rel = &lineHold{}
+	}
+	c.to = p
+	return c.ht.clip()
+}
+
+// finish releases what the scrubber still holds; call after Wait, and
+// never after detach.
 func (c *capture) finish() clip {
 	if c.rel != nil {
 		_, _ = c.ht.Write([]byte(c.rel.Flush()))

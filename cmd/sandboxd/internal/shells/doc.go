@@ -39,6 +39,21 @@
 // unread; beyond that the oldest one's output is discarded and it becomes
 // a tombstone too.
 //
+// # The call budget
+//
+// With Options.Budget set, a foreground command still running when the
+// budget has passed (and whose timeout is longer) is handed over to a
+// background shell: the call answers with its output so far, marked
+// partial, and the shell's ID, and the process goes on under the timeout
+// it was given. Its streams move to the shell's buffers through the same
+// scrubber, so nothing is shown twice, nothing is lost and a line cut at
+// the handover is scrubbed whole. Such a command runs on a context of
+// its own, so the call's end stops it only before the handover. Adopt
+// does the same for work that is not a command (sandboxd's test runners):
+// a background shell without a process, whose output is the work's
+// answer once it ends, and which KillShell stops through a function the
+// work gave.
+//
 // # Watched processes
 //
 // Watch starts a background shell like any other, with a watch.Watcher

@@ -12,8 +12,16 @@ import (
 
 func (m *Manager) runForeground(ctx context.Context, c Command, timeout time.Duration) (string, error) {
 	stdout, stderr := m.newCapture(), m.newCapture()
+	// A command that may outlive the budget may outlive the call: it
+	// starts on a context of its own, and awaitBudget stops it when ctx
+	// ends. One whose timeout comes first runs as it always has.
+	detachable := m.opts.Budget > 0 && timeout > m.opts.Budget
+	startCtx := ctx
+	if detachable {
+		startCtx = context.Background()
+	}
 	m.mu.Lock()
-	p, err := m.start(ctx, c, timeout, stdout, stderr)
+	p, err := m.start(startCtx, c, timeout, stdout, stderr)
 	if err == nil {
 		m.fg[p] = struct{}{}
 		m.fgWG.Add(1)
@@ -21,6 +29,11 @@ func (m *Manager) runForeground(ctx context.Context, c Command, timeout time.Dur
 	m.mu.Unlock()
 	if err != nil {
 		return "", err
+	}
+	if detachable {
+		if text, detached := m.awaitBudget(ctx, p, c, timeout, stdout, stderr); detached {
+			return text, nil
+		}
 	}
 	_, werr := p.Wait()
 	m.mu.Lock()

@@ -60,6 +60,11 @@ type Options struct {
 	// MaxWatched caps the watched processes running at once (they count
 	// as background shells too); 0 means 8.
 	MaxWatched int
+	// Budget, when positive, is how long a foreground command may hold
+	// its call: one still running then, whose timeout is longer, goes on
+	// as a background shell, and the call answers with its output so far
+	// and the shell's ID (see Adopt for work other than a command).
+	Budget time.Duration
 	// Credential, when set, is the user every command runs as (sandboxd
 	// must be root): not sandboxd's, so a command can neither signal
 	// sandboxd nor read its memory.

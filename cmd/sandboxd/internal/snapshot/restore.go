@@ -166,8 +166,9 @@ func (s *Store) writeAll(ctx context.Context, t *tree, writes []Change, r *Resto
 		for _, c := range writes {
 			fmt.Fprintf(w, "%s\n", c.NewBlob)
 		}
-		w.Flush()
-		stdin.Close()
+		// A failed write shows below: cat-file answers fewer blobs.
+		_ = w.Flush()
+		_ = stdin.Close()
 	}()
 	br := bufio.NewReaderSize(stdout, 1<<16)
 	var readErr error

@@ -13,6 +13,9 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/ci"
+	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 )
 
 // needGit fails in CI, where git is installed, and skips elsewhere.
@@ -21,10 +24,7 @@ func needGit(t testing.TB) {
 	if _, err := exec.LookPath("git"); err == nil {
 		return
 	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("git is not installed, and CI is set: install Debian's git")
-	}
-	t.Skip("git is not installed and CI is unset: skipping (apt-get install git)")
+	ci.Skip(t, "git is not installed (apt-get install git)")
 }
 
 // state is every path under dir (.git's included) with its type, its
@@ -459,9 +459,7 @@ func TestOpenRefusesSharedDir(t *testing.T) {
 // the agent.
 func TestOwnerAsRoot(t *testing.T) {
 	needGit(t)
-	if os.Geteuid() != 0 {
-		t.Skip("needs root, to own files as another user")
-	}
+	proctest.RequireRoot(t)
 	const uid, gid = 4321, 4321
 	ws := t.TempDir()
 	write(t, ws, "kept.txt", "x\n", 0o644)

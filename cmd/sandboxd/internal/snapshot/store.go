@@ -199,13 +199,13 @@ func (s *Store) lock() (func(), error) {
 		}
 	}
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		s.mu.Unlock()
 		return nil, fmt.Errorf("snapshot store: lock: %w", err)
 	}
 	return func() {
 		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
-		f.Close()
+		_ = f.Close()
 		s.mu.Unlock()
 	}, nil
 }

@@ -28,7 +28,7 @@ func openTree(dir string, owner *Owner) (*tree, error) {
 	return &tree{root: fd, owner: owner}, nil
 }
 
-func (t *tree) close() { unix.Close(t.root) }
+func (t *tree) close() { _ = unix.Close(t.root) }
 
 // checkPath refuses a path a snapshot cannot hold: absolute, with empty,
 // "." or ".." components, or through a .git.
@@ -64,7 +64,7 @@ func (t *tree) dir(rel string, create bool) (int, string, error) {
 				next, err = unix.Openat(fd, p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			}
 		}
-		unix.Close(fd)
+		_ = unix.Close(fd)
 		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
 			return -1, "", fmt.Errorf("%q: %q on its way is a symlink or a file, not a directory", rel, p)
 		}

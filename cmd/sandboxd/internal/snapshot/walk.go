@@ -101,12 +101,12 @@ func (s *Store) walkDir(dirfd int, rel string, sc *scan) error {
 				continue
 			}
 			if s.hidden(&st) {
-				unix.Close(fd)
+				_ = unix.Close(fd)
 				skip("the agent's user may not read it")
 				continue
 			}
 			err = s.walkDir(fd, p, sc)
-			unix.Close(fd)
+			_ = unix.Close(fd)
 			if err != nil {
 				return err
 			}
@@ -194,11 +194,11 @@ func openChecked(dirfd int, name string, flags int, st *unix.Stat_t) (int, error
 	}
 	got, err := dirent.Check(fd, dirent.Want{Like: st})
 	if errors.Is(err, dirent.ErrChanged) {
-		unix.Close(fd)
+		_ = unix.Close(fd)
 		return -1, errors.New(reasonChanged)
 	}
 	if err != nil {
-		unix.Close(fd)
+		_ = unix.Close(fd)
 		return -1, fmt.Errorf("unreadable: %w", err)
 	}
 	*st = got
@@ -226,10 +226,11 @@ func readlink(dirfd int, name string) (string, error) {
 // cached is what the walk last read of a file: its blob, and the stat
 // data that says whether it may have changed since.
 type cached struct {
-	dev, ino, size int64
-	mode           uint32
-	mtime, ctime   unix.Timespec
-	blob           string
+	dev, ino     uint64 // as wide as any platform's stat fields
+	size         int64
+	mode         uint32
+	mtime, ctime unix.Timespec
+	blob         string
 }
 
 // racyWindow is how much older than the read a file's change time must
@@ -243,7 +244,7 @@ const racyWindow = time.Second
 // else read now through a checked descriptor and written to the store.
 // A reason, when set, is why it is left out.
 func (s *Store) fileBlob(dirfd int, name, p string, st *unix.Stat_t) (blob, reason string, err error) {
-	if c, ok := s.cache[p]; ok && c.dev == int64(st.Dev) && c.ino == int64(st.Ino) && c.size == st.Size &&
+	if c, ok := s.cache[p]; ok && c.dev == uint64(st.Dev) && c.ino == uint64(st.Ino) && c.size == st.Size &&
 		c.mode == st.Mode && c.mtime == st.Mtim && c.ctime == st.Ctim {
 		return c.blob, "", nil
 	}
@@ -271,7 +272,7 @@ func (s *Store) fileBlob(dirfd int, name, p string, st *unix.Stat_t) (blob, reas
 	}
 	delete(s.cache, p)
 	if time.Unix(st.Ctim.Unix()).Before(start.Add(-racyWindow)) && int64(len(content)) == st.Size {
-		s.cache[p] = cached{int64(st.Dev), int64(st.Ino), st.Size, st.Mode, st.Mtim, st.Ctim, blob}
+		s.cache[p] = cached{uint64(st.Dev), uint64(st.Ino), st.Size, st.Mode, st.Mtim, st.Ctim, blob}
 	}
 	return blob, "", nil
 }

@@ -70,7 +70,7 @@ func runCtags(ctx context.Context, c ctagsRun, files []string) (map[string][]Sym
 	cmd := exec.CommandContext(ctx, c.bin, ctagsArgs...)
 	cmd.Dir = c.dir
 	cmd.Env = c.env
-	cmd.Stdin = strings.NewReader(strings.Join(files, "\n") + "\n")
+	cmd.Stdin = strings.NewReader(fileList(files))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: c.cred}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
@@ -100,6 +100,26 @@ func runCtags(ctx context.Context, c ctagsRun, files []string) (map[string][]Sym
 		return nil, fmt.Errorf("ctags: %w: %s", werr, firstLine(stderr.String()))
 	}
 	return syms, nil
+}
+
+// fileList is files as ctags reads them with -L: one a line, a relative
+// path given as "./" and the path. ctags takes a line that starts with
+// "-" for an option (--exclude, --options=FILE), and the file names are
+// the agent's to choose. A name holding a newline would be two lines: it
+// is left out, and so has no symbols.
+func fileList(files []string) string {
+	var b strings.Builder
+	for _, f := range files {
+		if strings.Contains(f, "\n") {
+			continue
+		}
+		if !strings.HasPrefix(f, "/") {
+			b.WriteString("./")
+		}
+		b.WriteString(f)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // readTags reads ctags' JSON lines, keeping the tags of the kinds we
@@ -137,10 +157,11 @@ func addTag(syms map[string][]Symbol, line []byte) {
 		return
 	}
 	kind, ok := ctagsKind(t.Kind, t.ScopeKind)
-	if !ok || len(syms[t.Path]) >= maxSymsPerFile {
+	path := strings.TrimPrefix(t.Path, "./") // as fileList gave it
+	if !ok || len(syms[path]) >= maxSymsPerFile {
 		return
 	}
-	syms[t.Path] = append(syms[t.Path], newSymbol(t, kind))
+	syms[path] = append(syms[path], newSymbol(t, kind))
 }
 
 func firstLine(s string) string {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/search"
+	"github.com/altairalabs/promptkit-sandbox/internal/ci"
 	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
 )
 
@@ -20,10 +21,7 @@ func needTools(t *testing.T) {
 	t.Helper()
 	for _, bin := range []string{"ctags", "rg"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			if os.Getenv("CI") == "" {
-				t.Skipf("%s is not installed and CI is unset: skipping (apt-get install -y universal-ctags ripgrep)", bin)
-			}
-			t.Fatalf("%s is not installed: %v", bin, err)
+			ci.Skipf(t, "%s is not installed (apt-get install -y universal-ctags ripgrep)", bin)
 		}
 	}
 }
@@ -162,6 +160,34 @@ func TestIndexFollowsChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect("make_cube", "deep/shapes.rs:15: function make_cube(edge: f64) -> Cube\n(1 match)")
+}
+
+// TestFileNamesAreNotOptions: ctags reads its file list with -L, where a
+// line starting with "-" is an option; the agent names the files, so a
+// file named like an option is indexed as a file and changes nothing
+// else, and one whose name holds a newline is left out.
+func TestFileNamesAreNotOptions(t *testing.T) {
+	x, dir := newIndex(t, "")
+	for name, content := range map[string]string{
+		"hidden.go":              "package p\n\nfunc Hidden() {}\n",
+		"--exclude=hidden.go":    "package p\n\nfunc Dashed() {}\n",
+		"other.go":               "package p\n\nfunc Other() {}\n",
+		"nl\n--exclude=other.go": "package p\n\nfunc Newline() {}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for query, want := range map[string]string{
+		"Hidden":  "hidden.go:3: function p.Hidden()\n(1 match)",
+		"Dashed":  "--exclude=hidden.go:3: function p.Dashed()\n(1 match)",
+		"Other":   "other.go:3: function p.Other()\n(1 match)",
+		"Newline": `No symbols match "Newline"`,
+	} {
+		if got := searchOK(t, x, query, "", 0); got != want {
+			t.Errorf("Search(%q):\n%s\nwant\n%s", query, got, want)
+		}
+	}
 }
 
 // TestFailedBuildIsRetried: a build that failed (no ctags) is not

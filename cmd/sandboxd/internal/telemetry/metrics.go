@@ -17,7 +17,7 @@ const (
 	MetricCalls           = "sandboxd_tool_calls_total"
 	MetricErrors          = "sandboxd_tool_errors_total"
 	MetricDuration        = "sandboxd_tool_call_duration_seconds"
-	MetricRedactions      = "sandboxd_scrub_redactions_total"
+	MetricRedactions      = "sandboxd_scrub_redactions_total" // #nosec G101 -- a metric's name
 	MetricDenylistRefusal = "sandboxd_denylist_refusals_total"
 	MetricPathRefusal     = "sandboxd_path_refusals_total"
 	MetricShellsActive    = "sandboxd_shells_active"

@@ -161,7 +161,7 @@ func (c *Cover) fingerprint(dir string) ([sha256.Size]byte, error) {
 		return zero, err
 	}
 	entries, err := d.ReadDir(-1)
-	d.Close()
+	_ = d.Close()
 	if err != nil {
 		return zero, fmt.Errorf("list %s: %w", dir, err)
 	}

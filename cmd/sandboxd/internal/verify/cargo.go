@@ -18,10 +18,16 @@ type cargoParser struct {
 	collector
 	tests bool
 
-	bad                     int
-	target                  string // the test binary now running, from cargo's "Running" line
+	bad int
+	// targets are the test binaries cargo ran, in order, from its
+	// "Running" and "Doc-tests" lines on stderr; binaries counts the
+	// binaries' own "running N tests" lines on stdout. The two streams
+	// reach the parser in no fixed order, so a failed test is tied to
+	// the binary by its place in the order, resolved at Finish.
+	targets                 []string
+	binaries                int
 	passed, failed, ignored int
-	failedIn                map[string]string // failed test → its target
+	failedIn                map[string]int // failed test → its binary's index
 	order                   []string
 	current                 string // the test whose captured output is being read
 	panics                  map[string]*rustPanic
@@ -36,7 +42,7 @@ type rustPanic struct {
 
 func newCargoParser(tests bool) func() Parser {
 	return func() Parser {
-		return &cargoParser{tests: tests, failedIn: map[string]string{}, panics: map[string]*rustPanic{}}
+		return &cargoParser{tests: tests, failedIn: map[string]int{}, panics: map[string]*rustPanic{}}
 	}
 }
 
@@ -122,23 +128,28 @@ func (p *cargoParser) stderrLine(line string) {
 		if i := strings.LastIndexByte(bin, '-'); i > 0 {
 			bin = bin[:i]
 		}
-		p.target = bin
+		p.targets = append(p.targets, bin)
 		return
 	}
 	if m := docTests.FindStringSubmatch(line); m != nil {
-		p.target = m[1] + " (doc)"
+		p.targets = append(p.targets, m[1]+" (doc)")
 	}
 }
 
 var (
-	testResult  = regexp.MustCompile(`^test (\S+(?: - .*)?) \.\.\. (ok|FAILED|ignored)`)
-	testCapture = regexp.MustCompile(`^---- (\S+(?: - .*)?) stdout ----$`)
-	panicAt     = regexp.MustCompile(`^thread '([^']*)'(?: \(\d+\))? panicked at (.+?):(\d+):(\d+):?$`)
+	testResult   = regexp.MustCompile(`^test (\S+(?: - .*)?) \.\.\. (ok|FAILED|ignored)`)
+	testCapture  = regexp.MustCompile(`^---- (\S+(?: - .*)?) stdout ----$`)
+	testsRunning = regexp.MustCompile(`^running \d+ tests?$`)
+	panicAt      = regexp.MustCompile(`^thread '([^']*)'(?: \(\d+\))? panicked at (.+?):(\d+):(\d+):?$`)
 )
 
 // testLine reads libtest's report: a line per test, then each failed
 // test's captured output, which holds where it panicked and why.
 func (p *cargoParser) testLine(line string) {
+	if testsRunning.MatchString(line) {
+		p.binaries++
+		return
+	}
 	if m := testResult.FindStringSubmatch(line); m != nil {
 		switch m[2] {
 		case "ok":
@@ -148,7 +159,7 @@ func (p *cargoParser) testLine(line string) {
 		case "FAILED":
 			p.failed++
 			if _, seen := p.failedIn[m[1]]; !seen && len(p.failedIn) < maxTracked {
-				p.failedIn[m[1]] = p.target
+				p.failedIn[m[1]] = p.binaries - 1
 				p.order = append(p.order, m[1])
 			}
 		}
@@ -189,7 +200,11 @@ func (p *cargoParser) testLine(line string) {
 
 func (p *cargoParser) Finish(int) Outcome {
 	for _, name := range p.order {
-		f := Finding{Package: p.failedIn[name], Test: name, Rule: "test:" + name, Message: "FAILED"}
+		var target string
+		if i := p.failedIn[name]; i >= 0 && i < len(p.targets) {
+			target = p.targets[i]
+		}
+		f := Finding{Package: target, Test: name, Rule: "test:" + name, Message: "FAILED"}
 		if pn := p.panics[name]; pn != nil && pn.file != "" {
 			f.File, f.Line, f.Col = pn.file, pn.line, pn.col
 			f.Message = "panicked"

@@ -97,7 +97,7 @@ func (v *Verifier) diagnoseStep(ctx context.Context, d *Diagnosis, st Step, dead
 		return StepResult{}, false
 	}
 	dir := filepath.Join(v.ws.Dir(), st.Dir)
-	res, err := v.run(ctx, st, dir, left)
+	res, err := v.run(ctx, st, dir, left, nil)
 	switch {
 	case err != nil:
 		d.Failed = append(d.Failed, err.Error())

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
+	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
 	"github.com/altairalabs/promptkit-sandbox/shared/workspace"
 )
 

@@ -48,7 +48,7 @@ func (v *Verifier) Rerun(ctx context.Context, req Request, tests []TestID) ([]*R
 		}
 		pkgs := byPattern[p]
 		slices.Sort(pkgs)
-		r, err := v.Test(ctx, Request{Path: req.Path, Timeout: left, Packages: pkgs, Run: p, Env: req.Env})
+		r, err := v.Test(ctx, Request{Path: req.Path, Timeout: left, Packages: pkgs, Run: p, Env: req.Env, Progress: req.Progress})
 		if err != nil {
 			return reports, err
 		}

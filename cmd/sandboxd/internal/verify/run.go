@@ -21,7 +21,7 @@ const tailBytes = 4 << 10
 // run runs one step in cwd and parses its output as it streams. A
 // non-zero exit or a timeout is a result; errors are for a step that
 // could not run or a caller that went away.
-func (v *Verifier) run(ctx context.Context, st Step, cwd string, timeout time.Duration) (StepResult, error) {
+func (v *Verifier) run(ctx context.Context, st Step, cwd string, timeout time.Duration, progress func(tool, line string)) (StepResult, error) {
 	res := StepResult{Tool: st.Tool}
 	bin, err := shell.LookPath(st.Command, v.opts.Env)
 	if err != nil {
@@ -66,6 +66,12 @@ func (v *Verifier) run(ctx context.Context, st Step, cwd string, timeout time.Du
 			mu.Lock()
 			defer mu.Unlock()
 			parser.Line(stream, line)
+			if progress == nil {
+				return
+			}
+			if text, ok := progressLine(line); ok {
+				progress(st.Tool, text)
+			}
 		}}
 	}
 	stdout, stderr := sink(Stdout), sink(Stderr)

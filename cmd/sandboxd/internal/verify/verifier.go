@@ -67,6 +67,10 @@ type Request struct {
 	// Env adds "K=V" entries to this call's commands alone (secrets the
 	// agent named); a step's own settings win over them.
 	Env []string
+	// Progress, when set, is given each line of output as it arrives,
+	// with the step's tool ("go test"): readable text, as go test -json's
+	// events carry it. It is called from one goroutine at a time.
+	Progress func(tool, line string)
 }
 
 // Typecheck compiles the project, tests included, without running it.
@@ -135,7 +139,7 @@ func (v *Verifier) check(ctx context.Context, check string, req Request, steps f
 			r.add(StepResult{Tool: st.Tool, TimedOut: true, Timeout: timeoutOf(req), Skipped: true})
 			continue
 		}
-		res, err := v.run(ctx, st, dir, left)
+		res, err := v.run(ctx, st, dir, left, req.Progress)
 		if err != nil {
 			return nil, err
 		}

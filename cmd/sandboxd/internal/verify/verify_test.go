@@ -211,12 +211,19 @@ func TestRunTests(t *testing.T) {
 		t.Errorf("summary:\n%s", s)
 	}
 
-	r, err = v.Test(testCtx(t), Request{Run: "^TestAdd$"})
+	var progress []string
+	r, err = v.Test(testCtx(t), Request{Run: "^TestAdd$", Progress: func(tool, line string) {
+		progress = append(progress, tool+": "+line)
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s := r.String(); !r.Clean() || !strings.Contains(s, "(1 passed, 0 failed, 0 skipped)") {
 		t.Errorf("run=^TestAdd$:\n%s", s)
+	}
+	// Progress is go test's text, not its JSON events.
+	if !slices.Contains(progress, "go test: === RUN   TestAdd") || !slices.Contains(progress, "go test: --- PASS: TestAdd (0.00s)") {
+		t.Errorf("progress:\n%s", strings.Join(progress, "\n"))
 	}
 }
 

@@ -62,6 +62,7 @@ func main() {
 }
 
 func appendLine(path, line string) error {
+	// #nosec G302 G304 G703 -- a test hook's log at the path its test sets (VERDICT_LOG), in a throwaway test container where the hook may run as any user
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
 	if err != nil {
 		return err

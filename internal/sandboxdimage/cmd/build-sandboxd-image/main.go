@@ -19,8 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
 	"github.com/altairalabs/promptkit-sandbox/internal/sandboxdimage"
-	"github.com/altairalabs/promptkit-sandbox/shared/codegenimage"
 )
 
 func main() {

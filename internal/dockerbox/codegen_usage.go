@@ -1,0 +1,71 @@
+package dockerbox
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+)
+
+// The keys of a listed sandbox's Details that say what it uses now, as
+// the engine's one-shot stats tell: its memory (bytes, the page cache
+// of its tmpfs included), its processes, and the CPU time it has used
+// since it started (seconds). Left out when the engine does not answer
+// within usageTimeout.
+const (
+	UsageMemory     = "usage.memory_bytes"
+	UsageMemoryMax  = "usage.memory_limit_bytes"
+	UsagePids       = "usage.pids"
+	UsageCPUSeconds = "usage.cpu_seconds"
+)
+
+// usageTimeout bounds the stats of one List: ls must answer even when
+// the engine is slow.
+const usageTimeout = 2 * time.Second
+
+// withUsage adds what each sandbox of list uses now to its details,
+// asking the engine for all of them at once.
+func (p *CodegenProvider) withUsage(ctx context.Context, list []plugin.Provisioned) {
+	ctx, cancel := context.WithTimeout(ctx, usageTimeout)
+	defer cancel()
+	usages := make([]map[string]string, len(list))
+	var wg sync.WaitGroup
+	for i := range list {
+		got, _ := p.boxes.Get(list[i].ID)
+		if b, ok := got.(*codegenBox); ok && b.ctr != nil {
+			usages[i] = map[string]string{}
+			wg.Go(func() { b.usage(ctx, usages[i]) })
+		}
+	}
+	wg.Wait()
+	for i, usage := range usages {
+		for k, v := range usage {
+			list[i].Details[k] = v
+		}
+	}
+}
+
+// usage fills into what the container uses now.
+func (b *codegenBox) usage(ctx context.Context, into map[string]string) {
+	res, err := b.ctr.cli.ContainerStats(ctx, b.ctr.id, client.ContainerStatsOptions{})
+	if err != nil {
+		return
+	}
+	defer res.Body.Close()
+	var st container.StatsResponse
+	if json.NewDecoder(res.Body).Decode(&st) != nil || st.Read.IsZero() {
+		return
+	}
+	into[UsageMemory] = strconv.FormatUint(st.MemoryStats.Usage, 10)
+	if st.MemoryStats.Limit > 0 {
+		into[UsageMemoryMax] = strconv.FormatUint(st.MemoryStats.Limit, 10)
+	}
+	into[UsagePids] = strconv.FormatUint(st.PidsStats.Current, 10)
+	into[UsageCPUSeconds] = strconv.FormatFloat(float64(st.CPUStats.CPUUsage.TotalUsage)/1e9, 'f', 3, 64)
+}

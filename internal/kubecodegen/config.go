@@ -1,0 +1,149 @@
+package kubecodegen
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
+	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
+
+// Mode is the provider mode this package serves.
+const Mode = "kubectl_codegen"
+
+// Keys are kubectl_codegen's configuration keys, as Describe reports them.
+var Keys = sandbox.ConfigKeys(config{})
+
+// Defaults.
+const (
+	DefaultMemory        = "2Gi"
+	DefaultCPUs          = "2"
+	DefaultWorkspaceSize = "2Gi"
+	DefaultIdleTimeout   = provision.DefaultIdleTimeout
+)
+
+// Networks: none denies the sandbox all egress; cluster leaves its
+// egress to the namespace's own policies.
+const (
+	NetworkNone    = "none"
+	NetworkCluster = "cluster"
+)
+
+// config mirrors the keys as written.
+type config struct {
+	Image         string            `json:"image"`
+	Language      string            `json:"language"`
+	Namespace     string            `json:"namespace"`
+	Kubeconfig    string            `json:"kubeconfig"`
+	Context       string            `json:"context"`
+	WorkspacePVC  string            `json:"workspace_pvc"`
+	WorkspaceSize string            `json:"workspace_size"`
+	Network       string            `json:"network"`
+	Memory        string            `json:"memory"`
+	CPUs          string            `json:"cpus"`
+	IdleTimeout   *sandbox.Duration `json:"idle_timeout"`
+	Metrics       bool              `json:"metrics"`
+	Warm          *int              `json:"warm"`
+}
+
+// settings is a validated configuration.
+type settings struct {
+	image         string
+	imageBy       string   // "image", "language" or "default": the image_by detail
+	languages     []string // what the image serves, when the plugin named it
+	namespace     string   // "" = the client configuration's
+	kubeconfig    string
+	context       string
+	workspacePVC  string // "" = an emptyDir of workspaceSize
+	workspaceSize resource.Quantity
+	network       string
+	memory        resource.Quantity
+	cpus          resource.Quantity
+	idle          time.Duration
+	metrics       bool // sandboxd serves /metrics, forwarded like MCP
+	warm          int  // sandboxes kept started for Provisions (pool.go)
+}
+
+func keyErr(key, format string, args ...any) error {
+	return fmt.Errorf("config: key %q: %s", key, fmt.Sprintf(format, args...))
+}
+
+func parseConfig(cfg map[string]any) (settings, error) {
+	var c config
+	if err := sandbox.DecodeConfig(cfg, &c); err != nil {
+		return settings{}, err
+	}
+	var problems sandbox.Problems
+	add := problems.Add
+	s := settings{
+		image: c.Image, namespace: c.Namespace, kubeconfig: c.Kubeconfig, context: c.Context,
+		workspacePVC: c.WorkspacePVC, network: c.Network, metrics: c.Metrics,
+	}
+	// The workspace is in the cluster, where the plugin cannot look
+	// for language markers: the language key names the image, or the
+	// default image serves.
+	s.imageBy, s.languages = "image", nil
+	switch {
+	case strings.TrimSpace(s.image) != "" && c.Language != "":
+		add(errors.New(`config: keys "image" and "language" exclude each other (an image serves the languages it was built for)`))
+	case strings.TrimSpace(s.image) != "":
+	case c.Language != "":
+		langs, err := codegenimage.ParseLanguages(c.Language)
+		if err != nil {
+			add(keyErr("language", "%v", err))
+		}
+		s.image, s.imageBy, s.languages = codegenimage.ImageFor("", langs...), "language", langs
+	default:
+		s.image, s.imageBy, s.languages = codegenimage.Image(""), "default", []string{codegenimage.DefaultLanguage}
+	}
+	if s.namespace != "" {
+		for _, msg := range validation.IsDNS1123Label(s.namespace) {
+			add(keyErr("namespace", "%q: %s", s.namespace, msg))
+		}
+	}
+	if s.workspacePVC != "" {
+		for _, msg := range validation.IsDNS1123Subdomain(s.workspacePVC) {
+			add(keyErr("workspace_pvc", "%q: %s", s.workspacePVC, msg))
+		}
+	}
+	quantity := func(key, v, def string, into *resource.Quantity) {
+		if v == "" {
+			v = def
+		}
+		q, err := resource.ParseQuantity(v)
+		if err != nil || q.Sign() <= 0 {
+			add(keyErr(key, "want a positive Kubernetes quantity such as %q, got %q", def, v))
+			return
+		}
+		*into = q
+	}
+	quantity("memory", c.Memory, DefaultMemory, &s.memory)
+	quantity("cpus", c.CPUs, DefaultCPUs, &s.cpus)
+	quantity("workspace_size", c.WorkspaceSize, DefaultWorkspaceSize, &s.workspaceSize)
+	if s.workspacePVC != "" && c.WorkspaceSize != "" {
+		add(errors.New(`config: keys "workspace_pvc" and "workspace_size" exclude each other (a claim has its own size)`))
+	}
+	switch s.network {
+	case "":
+		s.network = NetworkNone
+	case NetworkNone, NetworkCluster:
+	default:
+		add(keyErr("network", "want %q (no egress at all, the default) or %q (the namespace's own policies), got %q", NetworkNone, NetworkCluster, s.network))
+	}
+	var err error
+	if s.idle, err = provision.IdleTimeout(c.IdleTimeout); err != nil {
+		add(keyErr("idle_timeout", "%v", err))
+	}
+	if c.Warm != nil {
+		if s.warm = *c.Warm; s.warm < 0 || s.warm > MaxWarm {
+			add(keyErr("warm", "must be between 0 (no pool) and %d sandboxes kept started, got %d", MaxWarm, s.warm))
+		}
+	}
+	return s, problems.Err()
+}

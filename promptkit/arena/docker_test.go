@@ -57,7 +57,7 @@ func TestArenaSessionsOnDocker(t *testing.T) {
 	results := runArena(t, k.write(t, filepath.Join(dir, "kit")), e2eConcurrency, 15*time.Minute)
 	t.Logf("%d sessions, %d at a time, ran in %v", len(e2eSessions), e2eConcurrency, time.Since(start).Round(time.Millisecond))
 
-	checkE2EResults(t, results)
+	checkE2EResults(t, results, rec)
 	rec.checkOneSandboxPerSession(t, len(e2eSessions))
 	for _, s := range e2eSessions {
 		want := sessionFiles(s.name, s.want)

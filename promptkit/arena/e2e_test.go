@@ -2,6 +2,7 @@ package arena_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -105,8 +106,13 @@ func e2eKit(source string, sourceArgs map[string]any, workspaces map[string]stri
 // assertion passed except, in the bad sessions, the global one that the
 // tests pass (the first: globals come first), which failed on the
 // report.
-func checkE2EResults(t *testing.T, results map[string]*statestore.RunResult) {
+func checkE2EResults(t *testing.T, results map[string]*statestore.RunResult, rec *recorder) {
 	t.Helper()
+	defer func() {
+		if t.Failed() {
+			rec.logAnswers(t)
+		}
+	}()
 	for _, s := range e2eSessions {
 		r := results[s.name]
 		if r == nil {
@@ -144,12 +150,14 @@ func checkE2EResults(t *testing.T, results map[string]*statestore.RunResult) {
 }
 
 // recorder wraps a source, recording what each Open handed out and each
-// closer's calls.
+// closer's calls. Arena reaches each sandbox through a tap that keeps
+// its answers to run_tests, for the log of a failed gate.
 type recorder struct {
 	src mcpsource.MCPSource
 
 	mu     sync.Mutex
 	opened []mcpsource.MCPConn
+	taps   []*tap
 	closed int
 }
 
@@ -158,15 +166,34 @@ func (r *recorder) Open(ctx context.Context, args map[string]any) (mcpsource.MCP
 	if err != nil {
 		return conn, c, err
 	}
+	tp, err := newTap(conn.URL, "run_tests")
+	if err != nil {
+		return mcpsource.MCPConn{}, nil, errors.Join(err, c.Close())
+	}
 	r.mu.Lock()
 	r.opened = append(r.opened, conn)
+	r.taps = append(r.taps, tp)
 	r.mu.Unlock()
-	return conn, closerFunc(func() error {
+	tapped := conn
+	tapped.URL = tp.url
+	return tapped, closerFunc(func() error {
 		r.mu.Lock()
 		r.closed++
 		r.mu.Unlock()
-		return c.Close()
+		err := c.Close()
+		tp.close()
+		return err
 	}), nil
+}
+
+// logAnswers writes every sandbox's answers to run_tests into t's log.
+func (r *recorder) logAnswers(t *testing.T) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, tp := range r.taps {
+		tp.log(t, r.opened[i].URL)
+	}
 }
 
 type closerFunc func() error

@@ -40,7 +40,7 @@ func TestArenaSessionsOnKubernetes(t *testing.T) {
 	results := runArena(t, kt.write(t, filepath.Join(dir, "kit")), e2eConcurrency, 20*time.Minute)
 	t.Logf("%d sessions, %d at a time, ran in %v", len(e2eSessions), e2eConcurrency, time.Since(start).Round(time.Millisecond))
 
-	checkE2EResults(t, results)
+	checkE2EResults(t, results, rec)
 	rec.checkOneSandboxPerSession(t, len(e2eSessions))
 	// Deleting a sandbox's Secret takes its other objects with it
 	// through the garbage collector, which may take a moment.

@@ -79,3 +79,24 @@ func BenchmarkPluginColdStart(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// noopSandbox answers at once with its stdin: with it in process and
+// NAME_noop through the plugin, the difference is the hop alone.
+type noopSandbox struct{}
+
+func (noopSandbox) Name() string { return "noop" }
+
+func (noopSandbox) Spawn(_ context.Context, req sandbox.Request) (sandbox.Response, error) {
+	return sandbox.Response{Stdout: req.Stdin}, nil
+}
+
+func BenchmarkHopInProcess(b *testing.B) {
+	benchSpawn(b, noopSandbox{}, tinyRequest, len(tinyRequest.Stdin))
+}
+
+func BenchmarkHopPlugin(b *testing.B) {
+	dir := b.TempDir()
+	install(b, testPlugin, dir, "promptkit-sandbox-test_v1.0.0")
+	h := newHost(b, Options{Dirs: []string{dir}})
+	benchSpawn(b, open(b, h, config.Sandbox{Mode: "test_noop"}), tinyRequest, len(tinyRequest.Stdin))
+}

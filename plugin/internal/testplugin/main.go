@@ -15,6 +15,8 @@
 //	NAME_stuck   an Open that never returns
 //	NAME_flaky   fails every call with a backend's transport error (an
 //	             engine that did not answer), the process itself fine
+//	NAME_noop    answers at once with its stdin, running nothing (for
+//	             benchmarks of the hop alone)
 //	shared_echo  echoes stdin; every copy serves it (for pin tests)
 //
 // With TESTPLUGIN_RAWHOP_SOCKET set it is no plugin at all: it answers
@@ -102,8 +104,13 @@ func main() {
 		// #nosec G703 -- a test plugin's CPU profile, where its test (or benchmark) names
 		if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
 			_ = pprof.StartCPUProfile(f)
-			// Serve ends in os.Exit, so the profile is cut at a fixed time.
-			time.AfterFunc(time.Second, pprof.StopCPUProfile)
+			// Serve ends in os.Exit, so the profile is cut at a fixed
+			// time: TESTPLUGIN_CPUPROFILE_FOR, or a second.
+			d, err := time.ParseDuration(os.Getenv("TESTPLUGIN_CPUPROFILE_FOR"))
+			if err != nil || d <= 0 {
+				d = time.Second
+			}
+			time.AfterFunc(d, pprof.StopCPUProfile)
 		}
 	}
 	plugin.Serve(plugin.ServeOpts{
@@ -120,6 +127,7 @@ func main() {
 			name + "_deaf":   simple(name, deaf),
 			name + "_stuck":  stuckOpen,
 			"shared_echo":    simple(name, echo(name, log)),
+			name + "_noop":   simple(name, noop),
 		},
 		ConfigKeys: map[string][]string{
 			name + "_direct": {"timeout", "kill_grace", "output_limit", "clean_env", "workdir"},
@@ -225,6 +233,10 @@ func flood(_ context.Context, req sandbox.Request) (sandbox.Response, error) {
 		out[i] = byte('a' + i%26)
 	}
 	return sandbox.Response{Stdout: out}, nil
+}
+
+func noop(_ context.Context, req sandbox.Request) (sandbox.Response, error) {
+	return sandbox.Response{Stdout: req.Stdin}, nil
 }
 
 func echo(name string, log hclog.Logger) spawnFunc {

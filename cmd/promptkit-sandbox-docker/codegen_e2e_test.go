@@ -82,14 +82,16 @@ func (s codegenSetup) command(args ...string) *exec.Cmd {
 
 // upReport is what codegen up --json prints.
 type upReport struct {
-	ID        string            `json:"id"`
-	Name      string            `json:"name"`
-	Endpoint  string            `json:"endpoint"`
-	Token     string            `json:"token"`
-	Workspace string            `json:"workspace"`
-	Details   map[string]string `json:"details"`
-	HeldBy    string            `json:"held_by"`
-	MCPJSON   struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Endpoint  string `json:"endpoint"`
+	Token     string `json:"token"`
+	Workspace string `json:"workspace"`
+	// WorkspaceVolume is set by up --workspace-volume.
+	WorkspaceVolume string            `json:"workspace_volume"`
+	Details         map[string]string `json:"details"`
+	HeldBy          string            `json:"held_by"`
+	MCPJSON         struct {
 		MCPServers map[string]struct {
 			Type    string            `json:"type"`
 			URL     string            `json:"url"`

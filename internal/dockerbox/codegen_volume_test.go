@@ -89,6 +89,25 @@ func TestCodegenWorkspaceVolume(t *testing.T) {
 		t.Errorf("cache volumes of the workspace volume: %v, want one", cache)
 	}
 
+	// A fork starts as a copy of the volume, in a workspace of its own.
+	forks, err := p.Fork(ctx, first.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := forks[0]; f.WorkspaceVolume != "" || f.Workspace == "" || f.Details["workspace_by"] != "provider" {
+		t.Errorf("fork of a volume's sandbox: %+v", f)
+	}
+	fcs := mcptest.Connect(t, forks[0].Endpoint, forks[0].Token)
+	if out := mcptest.CallText(t, fcs, "Read", map[string]any{"file_path": "notes/kept.txt"}); !strings.Contains(out, "written before down") {
+		t.Errorf("the fork reads %q", out)
+	}
+	if err := p.Release(ctx, forks[0].ID, plugin.ReleaseOptions{Purge: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !volumeExists(t, vol) {
+		t.Fatal("the fork's Release took the volume")
+	}
+
 	// Attached: refused to another sandbox of this process, and of
 	// another (whose only witness is the engine).
 	other, _ := newTestProvider(t)

@@ -117,8 +117,12 @@ func TestCodegenWorkspaceVolume(t *testing.T) {
 			t.Errorf("%s: a second sandbox on the attached volume: %v (kind %v), want ErrVolumeInUse naming %s", label, err, sandbox.KindOf(err), first.ID)
 		}
 	}
-	if l, _ := p.List(ctx, plugin.ListOptions{}); len(l) != 1 {
-		t.Errorf("sandboxes after the refusals: %+v", l)
+	// The engine is asked what a sandbox uses only when List asks.
+	if l, _ := p.List(ctx, plugin.ListOptions{}); len(l) != 1 || l[0].Details[UsageMemory] != "" {
+		t.Errorf("sandboxes after the refusals, without usage: %+v", l)
+	}
+	if l, _ := p.List(ctx, plugin.ListOptions{Usage: true}); len(l) != 1 || l[0].Details[UsageMemory] == "" || l[0].WorkspaceVolume != vol {
+		t.Errorf("sandboxes with usage: %+v", l)
 	}
 
 	// Released without Purge: the volume and its cache stay, detached.

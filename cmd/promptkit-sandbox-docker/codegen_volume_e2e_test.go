@@ -6,9 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,7 +43,7 @@ func TestCodegenWorkspaceVolumeThroughServe(t *testing.T) {
 	// Registered before serve's kill, so it runs after it.
 	dockertest.CleanupWithEngine(t, func() {
 		for _, v := range append([]string{vol, foreign}, cacheVolumesOf(t, "volume:"+vol)...) {
-			_ = exec.Command("docker", "volume", "rm", "-f", v).Run()
+			removeVolumeSoon(v)
 		}
 	})
 	serve := s.command("serve", "--plugin-dir", s.pluginDir, "--config", s.cfg)
@@ -135,6 +135,24 @@ func TestCodegenWorkspaceVolumeThroughServe(t *testing.T) {
 	if id, ok := attached(ls()); !ok || id != "" {
 		t.Errorf("ls after down: listed %v, attached to %q; want listed, detached", ok, id)
 	}
+
+	// Held in the foreground (codegen.Up): the files are there, and
+	// Ctrl-C keeps the volume.
+	fg, fr := s.startUp(t, "--foreground", "--workspace-volume", vol)
+	if fr.HeldBy != "foreground" || fr.WorkspaceVolume != vol {
+		t.Errorf("foreground up: %+v", fr)
+	}
+	cs = mcptest.Connect(t, fr.Endpoint, fr.Token)
+	if out := mcptest.CallText(t, cs, "Read", map[string]any{"file_path": "kept.txt"}); !strings.Contains(out, "through serve") {
+		t.Errorf("the volume in the foreground reads %q", out)
+	}
+	if err := fg.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := fg.Wait(); err != nil {
+		t.Errorf("foreground up after SIGINT: %v", err)
+	}
+	waitGone(t, fr.ID, 5*time.Second)
 
 	r2, code, stderr := up(vol)
 	if code != 0 {

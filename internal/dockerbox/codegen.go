@@ -191,7 +191,12 @@ func (p *CodegenProvider) start(ctx context.Context, name string, set codegenSet
 		if !ok {
 			// The provision's own error is what the caller sees; what
 			// teardown could not remove is only logged.
-			if terr := b.teardown(context.WithoutCancel(ctx)); terr != nil {
+			terr := b.teardown(context.WithoutCancel(ctx))
+			if b.vol != nil && b.vol.created {
+				// Made for this provision, holding nothing yet.
+				terr = errors.Join(terr, b.vol.remove(context.WithoutCancel(ctx)))
+			}
+			if terr != nil {
 				p.log.Warn("codegen sandbox: cleaning up a failed provision", "sandbox", name, "error", terr)
 			}
 		}

@@ -60,6 +60,9 @@ func checkVolumeName(name string) error {
 type workspaceVolume struct {
 	cli  *client.Client
 	name string
+	// created: this provision made it (and a failed one removes it:
+	// an empty volume would be the only thing left of it).
+	created bool
 	// detach gives up the provider's claim on it.
 	detach func()
 }
@@ -125,6 +128,7 @@ func (p *CodegenProvider) attachVolume(ctx context.Context, cli *client.Client, 
 		_ = removeVolume(ctx, cli, name, inUseGrace)
 		return nil, sandbox.Errorf(sandbox.KindStart, "%s: workspace volume %s: give it to %s: %w", CodegenMode, name, user, err)
 	}
+	v.created = true
 	return v, nil
 }
 

@@ -169,6 +169,56 @@ func TestCodegenWorkspaceVolume(t *testing.T) {
 	}
 }
 
+// TestCodegenWorkspaceVolumeFailedStart: a provision that fails after
+// creating its volume removes it (nothing of it is left); one that
+// fails on an existing volume leaves that volume and its files alone.
+func TestCodegenWorkspaceVolumeFailedStart(t *testing.T) {
+	image := codegenImage(t)
+	vol := testVolume(t)
+	p, root := newTestProvider(t)
+	name := uniqueName(t)
+	ctx := context.Background()
+	spec := plugin.ProvisionSpec{Name: name, Mode: CodegenMode, Config: map[string]any{"image": image, "cache": "none"}, WorkspaceVolume: vol}
+
+	dead, _ := newTestProvider(t)
+	dead.hard.Entrypoint = []string{"/bin/sh", "-c", "echo sandboxd cannot start here >&2; exit 7"}
+	if _, err := dead.Provision(ctx, spec); !errors.Is(err, sandbox.ErrStart) {
+		t.Fatalf("a sandbox that dies at start: %v", err)
+	}
+	if volumeExists(t, vol) {
+		t.Error("a failed first provision left the volume it created")
+	}
+
+	got, err := p.Provision(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := mcptest.Connect(t, got.Endpoint, got.Token)
+	mcptest.CallText(t, cs, "Write", map[string]any{"file_path": "keep.txt", "content": "k\n"})
+	if err := p.Release(ctx, got.ID, plugin.ReleaseOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dead.Provision(ctx, spec); !errors.Is(err, sandbox.ErrStart) {
+		t.Fatalf("a sandbox that dies at start: %v", err)
+	}
+	got, err = p.Provision(ctx, spec)
+	if err != nil {
+		t.Fatalf("the volume after a failed reattach: %v", err)
+	}
+	cs = mcptest.Connect(t, got.Endpoint, got.Token)
+	if out := mcptest.CallText(t, cs, "Read", map[string]any{"file_path": "keep.txt"}); !strings.Contains(out, "k") {
+		t.Errorf("after a failed reattach the volume reads %q", out)
+	}
+	if err := p.Release(ctx, got.ID, plugin.ReleaseOptions{Purge: true}); err != nil {
+		t.Fatal(err)
+	}
+	if volumeExists(t, vol) {
+		t.Error("Release with Purge left the volume")
+	}
+	assertNoContainers(t, name)
+	assertNoDirs(t, root)
+}
+
 // TestCodegenWorkspaceVolumeRefused: a volume the provider did not
 // create is never mounted, nor changed; a name the engine would refuse
 // (or take for a host path) and a workspace given with a volume are

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -13,9 +14,15 @@ import (
 type keepingProvider struct {
 	fakeProvider
 	ignore bool
+	// refuse answers as serve's provider does when the plugin behind
+	// it keeps no volumes.
+	refuse bool
 }
 
 func (k *keepingProvider) Provision(ctx context.Context, spec ProvisionSpec) (Provisioned, error) {
+	if k.refuse && spec.WorkspaceVolume != "" {
+		return Provisioned{}, fmt.Errorf("plugin behind: %w", ErrNoWorkspaceVolumes)
+	}
 	p, err := k.fakeProvider.Provision(ctx, spec)
 	if err == nil && !k.ignore {
 		p.WorkspaceVolume = spec.WorkspaceVolume
@@ -39,9 +46,10 @@ func TestWorkspaceVolumeThroughThePlugin(t *testing.T) {
 	keep := &keepingProvider{fakeProvider: fakeProvider{held: map[string]Provisioned{}}}
 	old := &keepingProvider{fakeProvider: fakeProvider{held: map[string]Provisioned{}}, ignore: true}
 	plain := &fakeProvider{held: map[string]Provisioned{}}
+	relay := &keepingProvider{fakeProvider: fakeProvider{held: map[string]Provisioned{}}, refuse: true}
 	client, _ := localClient(t, ServeOpts{
 		Name: "prov", Version: "1.0.0",
-		Providers: map[string]Provider{"keeping_codegen": keep, "old_codegen": old, "plain_codegen": plain},
+		Providers: map[string]Provider{"keeping_codegen": keep, "old_codegen": old, "plain_codegen": plain, "relay_codegen": relay},
 	})
 	ctx := context.Background()
 	cfg := map[string]any{"image": "x"}
@@ -65,6 +73,12 @@ func TestWorkspaceVolumeThroughThePlugin(t *testing.T) {
 	}
 	if len(plain.held) != 0 {
 		t.Errorf("a provider that keeps none provisioned %v", plain.held)
+	}
+
+	// A refusal from further on (serve's provider, through its host)
+	// stays typed across this hop.
+	if _, err := client.Provision(ctx, ProvisionSpec{Name: "r", Mode: "relay_codegen", Config: cfg, WorkspaceVolume: "v1"}, 0); !errors.Is(err, ErrNoWorkspaceVolumes) {
+		t.Errorf("a refusal relayed: %v, want ErrNoWorkspaceVolumes", err)
 	}
 
 	_, err = client.Provision(ctx, ProvisionSpec{Name: "c", Mode: "old_codegen", Config: cfg, WorkspaceVolume: "v1"}, 0)

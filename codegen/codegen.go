@@ -44,6 +44,12 @@ type Options struct {
 	// Workspace, when set, replaces the sandbox's configured workspace;
 	// relative to the working directory.
 	Workspace string
+	// WorkspaceVolume, when set, names a workspace volume the sandbox
+	// mounts as its workspace: created on first use, kept past the
+	// sandbox's release unless purged, attached to one sandbox at a
+	// time (docker_codegen; see plugin.VolumeKeeper). It excludes
+	// Workspace.
+	WorkspaceVolume string
 	// Timeout bounds the provisioning (plugin.DefaultProvisionTimeout
 	// when zero).
 	Timeout time.Duration
@@ -123,7 +129,9 @@ func (s *Sandbox) Why() string {
 func (s *Sandbox) dead() string {
 	ctx, cancel := context.WithTimeout(context.Background(), lostPoll*deadPolls)
 	defer cancel()
-	list, err := s.host.List(ctx)
+	// Without usage: the engine is not asked for every sandbox's stats
+	// only to learn whether this one died.
+	list, err := s.host.List(ctx, plugin.ListOptions{})
 	if err != nil {
 		return ""
 	}
@@ -163,7 +171,7 @@ func Up(ctx context.Context, configPath, name string, opts Options) (_ *Sandbox,
 	}
 	ctx, end := TraceProvision(ctx, opts.TracerProvider, name, s.Mode)
 	defer func() { end(err) }()
-	p, err := h.Provision(ctx, *s, workspace, opts.Timeout)
+	p, err := h.ProvisionWith(ctx, *s, host.ProvisionOptions{Workspace: workspace, WorkspaceVolume: opts.WorkspaceVolume, Timeout: opts.Timeout})
 	if err != nil {
 		_ = h.Close()
 		return nil, fmt.Errorf("sandbox %s (%s:%d): %w", name, f.Path, s.Line, err)

@@ -28,16 +28,26 @@ type Provider interface {
 	// id it does not hold is ErrNotProvisioned. opts.Purge also removes
 	// what the provider keeps for the workspace's next sandbox.
 	Release(ctx context.Context, id string, opts ReleaseOptions) error
-	// List returns the sandboxes provisioned and not yet released.
-	List(ctx context.Context) ([]Provisioned, error)
+	// List returns the sandboxes provisioned and not yet released;
+	// opts.Usage asks for what each uses now in its details.
+	List(ctx context.Context, opts ListOptions) ([]Provisioned, error)
+}
+
+// ListOptions qualify a List.
+type ListOptions struct {
+	// Usage asks for what each sandbox uses now (memory, processes, CPU
+	// time), which costs a question to the engine per sandbox: only a
+	// listing for people asks for it, not a watcher polling for a dead
+	// sandbox.
+	Usage bool
 }
 
 // ReleaseOptions qualify a Release.
 type ReleaseOptions struct {
 	// Purge also removes what a provider keeps beyond the sandbox's life
 	// so that the workspace's next sandbox starts warm (docker_codegen's
-	// build cache volume of `cache: workspace`). A provider that keeps
-	// nothing ignores it.
+	// build cache volume of `cache: workspace`, and the sandbox's
+	// workspace volume). A provider that keeps nothing ignores it.
 	Purge bool
 }
 
@@ -51,6 +61,10 @@ type ProvisionSpec struct {
 	// Workspace, when not empty, replaces the configuration's workspace:
 	// an absolute host path.
 	Workspace string
+	// WorkspaceVolume, when not empty, names a workspace volume kept
+	// past the sandbox's release, created on first use, mounted as the
+	// workspace (see VolumeKeeper); it excludes Workspace.
+	WorkspaceVolume string
 }
 
 // Provisioned is a sandbox a provider handed out.
@@ -65,6 +79,9 @@ type Provisioned struct {
 	Workspace string            `json:"workspace"`
 	Created   time.Time         `json:"created"`
 	Details   map[string]string `json:"details,omitempty"`
+	// WorkspaceVolume is the workspace volume mounted as its workspace
+	// (ProvisionSpec.WorkspaceVolume); Workspace is then empty.
+	WorkspaceVolume string `json:"workspace_volume,omitempty"`
 }
 
 // ErrNotProvisioned is a Release of an id the provider does not hold:

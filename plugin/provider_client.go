@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -51,15 +52,34 @@ func (c *Client) Provision(ctx context.Context, spec ProvisionSpec, timeout time
 			return Provisioned{}, fmt.Errorf("config: %w", err)
 		}
 	}
+	what := "provision " + spec.Name
 	resp, err := c.prov.Provision(ctx, &sandboxpb.ProvisionRequest{
 		Name: spec.Name, Mode: spec.Mode, ConfigJson: raw, Workspace: spec.Workspace, TimeoutNanos: int64(max(timeout, 0)),
+		WorkspaceVolume: spec.WorkspaceVolume,
 	}, grpc.MaxCallRecvMsgSize(maxMessage))
 	if err != nil {
-		return Provisioned{}, c.providerError(ctx, "provision "+spec.Name, err)
+		if st := status.Convert(err); spec.WorkspaceVolume != "" && st.Code() == codes.FailedPrecondition && len(st.Details()) == 0 {
+			// A sandbox that could not start carries its kind in a
+			// detail; without one, the provider keeps no volumes.
+			msg := strings.TrimSuffix(st.Message(), ": "+ErrNoWorkspaceVolumes.Error())
+			return Provisioned{}, fmt.Errorf("%s: %w", msg, ErrNoWorkspaceVolumes)
+		}
+		return Provisioned{}, c.providerError(ctx, what, err)
 	}
 	p := fromProto(resp.GetSandbox())
 	if p.ID == "" || p.Endpoint == "" {
-		return Provisioned{}, connectionError(c.label(), "provision "+spec.Name+": no id or endpoint in the answer", nil)
+		return Provisioned{}, connectionError(c.label(), what+": no id or endpoint in the answer", nil)
+	}
+	if p.WorkspaceVolume != spec.WorkspaceVolume {
+		// A plugin that predates workspace volumes ignored the request
+		// and made a workspace of its own: the agent's files would go
+		// there and die with the sandbox. It is never handed out.
+		err := fmt.Errorf("plugin %s: %s: asked for workspace volume %q, it made a sandbox without one (it predates workspace volumes; upgrade it): %w",
+			c.label(), what, spec.WorkspaceVolume, ErrNoWorkspaceVolumes)
+		if rerr := c.Release(context.WithoutCancel(ctx), p.ID, ReleaseOptions{}); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("release the sandbox %s it made: %w", p.ID, rerr))
+		}
+		return Provisioned{}, err
 	}
 	return p, nil
 }
@@ -78,21 +98,24 @@ func (c *Client) Release(ctx context.Context, id string, opts ReleaseOptions) er
 	return nil
 }
 
-// List returns what the plugin has provisioned and not released, without
-// tokens.
-func (c *Client) List(ctx context.Context) ([]Provisioned, error) {
+// List returns what the plugin has provisioned and not released,
+// without tokens, and the workspace volumes its providers keep.
+func (c *Client) List(ctx context.Context, opts ListOptions) (Listing, error) {
 	if err := c.exited(); err != nil {
-		return nil, err
+		return Listing{}, err
 	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
-	resp, err := c.prov.List(ctx, &sandboxpb.ListRequest{}, grpc.MaxCallRecvMsgSize(maxMessage))
+	resp, err := c.prov.List(ctx, &sandboxpb.ListRequest{Usage: opts.Usage}, grpc.MaxCallRecvMsgSize(maxMessage))
 	if err != nil {
-		return nil, c.providerError(ctx, "list", err)
+		return Listing{}, c.providerError(ctx, "list", err)
 	}
-	out := make([]Provisioned, 0, len(resp.GetSandboxes()))
+	out := Listing{Sandboxes: make([]Provisioned, 0, len(resp.GetSandboxes())), Volumes: make([]WorkspaceVolume, 0, len(resp.GetVolumes()))}
 	for _, p := range resp.GetSandboxes() {
-		out = append(out, fromProto(p))
+		out.Sandboxes = append(out.Sandboxes, fromProto(p))
+	}
+	for _, v := range resp.GetVolumes() {
+		out.Volumes = append(out.Volumes, volumeFromProto(v))
 	}
 	return out, nil
 }

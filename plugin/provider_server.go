@@ -62,6 +62,11 @@ func (ps *providerServer) Provision(ctx context.Context, req *sandboxpb.Provisio
 			return nil, status.Errorf(codes.InvalidArgument, "config: not a JSON object: %v", err)
 		}
 	}
+	if req.GetWorkspaceVolume() != "" {
+		if _, ok := pr.(VolumeKeeper); !ok {
+			return nil, status.Errorf(codes.FailedPrecondition, "plugin %s: mode %s: workspace volume %q: %v", s.name, req.GetMode(), req.GetWorkspaceVolume(), ErrNoWorkspaceVolumes)
+		}
+	}
 	if err := s.enter(); err != nil {
 		return nil, err
 	}
@@ -79,8 +84,13 @@ func (ps *providerServer) Provision(ctx context.Context, req *sandboxpb.Provisio
 		trace.WithAttributes(attribute.String("promptkit.plugin.name", s.name),
 			attribute.String("promptkit.sandbox.mode", req.GetMode()),
 			attribute.String("promptkit.sandbox.name", req.GetName())))
-	got, err := callProvision(ctx, pr, ProvisionSpec{Name: req.GetName(), Mode: req.GetMode(), Config: cfg, Workspace: req.GetWorkspace()})
+	got, err := callProvision(ctx, pr, ProvisionSpec{Name: req.GetName(), Mode: req.GetMode(), Config: cfg, Workspace: req.GetWorkspace(), WorkspaceVolume: req.GetWorkspaceVolume()})
 	tracing.End(span, err)
+	if errors.Is(err, ErrNoWorkspaceVolumes) {
+		// From a provider further on (serve's, through its host): kept
+		// typed across this hop too.
+		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
+	}
 	if err != nil {
 		return nil, openStatus(err)
 	}
@@ -142,17 +152,35 @@ func releaseStatus(err error) error {
 	return openStatus(err)
 }
 
-func (ps *providerServer) List(ctx context.Context, _ *sandboxpb.ListRequest) (*sandboxpb.ListResponse, error) {
+func (ps *providerServer) List(ctx context.Context, req *sandboxpb.ListRequest) (*sandboxpb.ListResponse, error) {
 	resp := &sandboxpb.ListResponse{}
 	var errs []error
+	// Several providers may see the same volumes (serve's providers,
+	// one per entry, all ask one host): each is listed once.
+	seen := map[string]bool{}
 	for _, pr := range ps.srv.providers.distinct() {
-		list, err := pr.List(ctx)
+		list, err := pr.List(ctx, ListOptions{Usage: req.GetUsage()})
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		for _, p := range list {
 			resp.Sandboxes = append(resp.Sandboxes, toProto(p, false))
+		}
+		vk, ok := pr.(VolumeKeeper)
+		if !ok {
+			continue
+		}
+		vols, err := vk.Volumes(ctx)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, v := range vols {
+			if key := v.Mode + "\x00" + v.Name; !seen[key] {
+				seen[key] = true
+				resp.Volumes = append(resp.Volumes, volumeToProto(v))
+			}
 		}
 	}
 	if len(errs) > 0 {
@@ -177,7 +205,7 @@ func (p *providers) close() []error {
 func toProto(p Provisioned, withToken bool) *sandboxpb.Provisioned {
 	out := &sandboxpb.Provisioned{
 		Id: p.ID, Name: p.Name, Mode: p.Mode, Endpoint: p.Endpoint, Workspace: p.Workspace,
-		CreatedUnixNanos: p.Created.UnixNano(), Details: p.Details,
+		CreatedUnixNanos: p.Created.UnixNano(), Details: p.Details, WorkspaceVolume: p.WorkspaceVolume,
 	}
 	if withToken {
 		out.Token = p.Token
@@ -188,7 +216,7 @@ func toProto(p Provisioned, withToken bool) *sandboxpb.Provisioned {
 func fromProto(p *sandboxpb.Provisioned) Provisioned {
 	out := Provisioned{
 		ID: p.GetId(), Name: p.GetName(), Mode: p.GetMode(), Endpoint: p.GetEndpoint(), Token: p.GetToken(),
-		Workspace: p.GetWorkspace(), Details: p.GetDetails(),
+		Workspace: p.GetWorkspace(), Details: p.GetDetails(), WorkspaceVolume: p.GetWorkspaceVolume(),
 	}
 	if n := p.GetCreatedUnixNanos(); n != 0 {
 		out.Created = time.Unix(0, n)

@@ -62,7 +62,7 @@ func (f *fakeProvider) Release(_ context.Context, id string, opts ReleaseOptions
 	return nil
 }
 
-func (f *fakeProvider) List(context.Context) ([]Provisioned, error) {
+func (f *fakeProvider) List(context.Context, ListOptions) ([]Provisioned, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []Provisioned
@@ -128,7 +128,8 @@ func TestProviderService(t *testing.T) {
 	if p.ID == "" || p.Token != "secret" || p.Workspace != "/w" || p.Details["k"] != "v" || p.Created.IsZero() {
 		t.Errorf("provisioned %+v", p)
 	}
-	list, err := client.List(ctx)
+	l, err := client.List(ctx, ListOptions{})
+	list := l.Sandboxes
 	if err != nil || len(list) != 1 || list[0].ID != p.ID || list[0].Token != "" {
 		t.Errorf("List: %+v, %v (want one, without its token)", list, err)
 	}
@@ -200,7 +201,7 @@ func TestProviderOldPlugin(t *testing.T) {
 	if !errors.Is(err, ErrNoProviderService) || !errors.Is(err, sandbox.ErrTransport) {
 		t.Errorf("Provision: %v", err)
 	}
-	if _, err := h.client.List(ctx); !errors.Is(err, ErrNoProviderService) {
+	if _, err := h.client.List(ctx, ListOptions{}); !errors.Is(err, ErrNoProviderService) {
 		t.Errorf("List: %v", err)
 	}
 	if err := h.client.Release(ctx, "x", ReleaseOptions{}); !errors.Is(err, ErrNoProviderService) {

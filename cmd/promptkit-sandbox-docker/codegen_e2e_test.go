@@ -55,7 +55,7 @@ func newCodegenSetup(t *testing.T) codegenSetup {
 	// not the test.
 	t.Cleanup(func() {
 		for _, v := range cacheVolumesOf(t, ws) {
-			_ = exec.Command("docker", "volume", "rm", "-f", v).Run()
+			removeVolumeSoon(v)
 		}
 	})
 	cfg := filepath.Join(dir, "runtime.yaml")
@@ -82,14 +82,16 @@ func (s codegenSetup) command(args ...string) *exec.Cmd {
 
 // upReport is what codegen up --json prints.
 type upReport struct {
-	ID        string            `json:"id"`
-	Name      string            `json:"name"`
-	Endpoint  string            `json:"endpoint"`
-	Token     string            `json:"token"`
-	Workspace string            `json:"workspace"`
-	Details   map[string]string `json:"details"`
-	HeldBy    string            `json:"held_by"`
-	MCPJSON   struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Endpoint  string `json:"endpoint"`
+	Token     string `json:"token"`
+	Workspace string `json:"workspace"`
+	// WorkspaceVolume is set by up --workspace-volume.
+	WorkspaceVolume string            `json:"workspace_volume"`
+	Details         map[string]string `json:"details"`
+	HeldBy          string            `json:"held_by"`
+	MCPJSON         struct {
 		MCPServers map[string]struct {
 			Type    string            `json:"type"`
 			URL     string            `json:"url"`
@@ -400,6 +402,18 @@ func TestCodegenThroughServe(t *testing.T) {
 	}
 	_ = serve.Wait()
 	waitGone(t, r.ID, 10*time.Second)
+}
+
+// removeVolumeSoon removes the volume v, retrying for a while as long
+// as the engine says it is in use: a sandbox whose `up` the test's
+// cleanup has just killed is still being removed, and mounts it.
+func removeVolumeSoon(v string) {
+	for deadline := time.Now().Add(killBound); ; time.Sleep(100 * time.Millisecond) {
+		out, err := exec.Command("docker", "volume", "rm", "-f", v).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "in use") || time.Now().After(deadline) {
+			return
+		}
+	}
 }
 
 // cacheVolumesOf lists the docker_codegen cache volumes labelled for

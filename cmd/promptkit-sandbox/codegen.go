@@ -70,6 +70,7 @@ func (e *cliEnv) codegenUp(args []string) int {
 	cfgPath := fs.String("config", "", "RuntimeConfig YAML file declaring the sandbox (required)")
 	name := fs.String("sandbox", "", "the sandbox to provision, of a provider mode such as docker_codegen (required)")
 	workspace := fs.String("workspace", "", "the directory the agent works on (default: the sandbox's workspace key, else an empty one the provider makes)")
+	volume := fs.String("workspace-volume", "", "a named workspace volume the agent works on instead: created on first use, kept after down (unless --purge), reattached by the next up naming it (docker_codegen)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	socket := fs.String("socket", "", "the serve to hand the sandbox to (default: $"+envServeSocket+", else "+defaultSocket()+")")
 	foreground := fs.Bool("foreground", false, "hold the sandbox in this process even when a serve is running")
@@ -79,7 +80,11 @@ func (e *cliEnv) codegenUp(args []string) int {
 		return code
 	}
 	if len(extra) > 0 || *cfgPath == "" || *name == "" {
-		e.errorf("usage: promptkit-sandbox codegen up --config FILE --sandbox NAME [--workspace DIR] [--json]")
+		e.errorf("usage: promptkit-sandbox codegen up --config FILE --sandbox NAME [--workspace DIR | --workspace-volume NAME] [--json]")
+		return exitUsage
+	}
+	if *workspace != "" && *volume != "" {
+		e.errorf("codegen up: --workspace and --workspace-volume exclude each other")
 		return exitUsage
 	}
 	cfg, err := canonicalConfig(*cfgPath)
@@ -109,7 +114,7 @@ func (e *cliEnv) codegenUp(args []string) int {
 	if !*foreground {
 		conn, err := dialServe(ctx, path)
 		if err == nil {
-			code, handled := e.upServed(ctx, log, conn, path, cfg, *name, *workspace, *timeout, *asJSON, explicit)
+			code, handled := e.upServed(ctx, log, conn, path, cfg, *name, place{*workspace, *volume}, *timeout, *asJSON, explicit)
 			if handled {
 				return code
 			}
@@ -118,13 +123,17 @@ func (e *cliEnv) codegenUp(args []string) int {
 			return exitSandbox
 		}
 	}
-	return e.upForeground(ctx, log, &common, *cfgPath, *name, *workspace, *timeout, *asJSON)
+	return e.upForeground(ctx, log, &common, *cfgPath, *name, place{*workspace, *volume}, *timeout, *asJSON)
 }
+
+// place is where the agent works: a host directory, or a workspace
+// volume; both empty: the sandbox's own.
+type place struct{ workspace, volume string }
 
 // upServed provisions through the serve at the other end of conn.
 // handled is false when that serve does not serve this config and the
 // socket was only the default guess: up then runs in the foreground.
-func (e *cliEnv) upServed(ctx context.Context, log hclog.Logger, conn net.Conn, path, cfg, name, workspace string, timeout time.Duration, asJSON, explicit bool) (code int, handled bool) {
+func (e *cliEnv) upServed(ctx context.Context, log hclog.Logger, conn net.Conn, path, cfg, name string, at place, timeout time.Duration, asJSON, explicit bool) (code int, handled bool) {
 	cc, err := grpcOver(conn, path)
 	if err != nil {
 		_ = conn.Close()
@@ -156,7 +165,7 @@ func (e *cliEnv) upServed(ctx context.Context, log hclog.Logger, conn net.Conn, 
 	tp, flushSpans := startTracing("promptkit-sandbox", log)
 	defer flushSpans()
 	traced, end := codegen.TraceProvision(ctx, tp, name, mode)
-	p, err := client.Provision(traced, plugin.ProvisionSpec{Name: name, Mode: mode, Workspace: workspace}, timeout)
+	p, err := client.Provision(traced, plugin.ProvisionSpec{Name: name, Mode: mode, Workspace: at.workspace, WorkspaceVolume: at.volume}, timeout)
 	end(err)
 	if err != nil {
 		e.errorf("codegen up: serve on %s: %v", path, err)
@@ -172,10 +181,11 @@ func (e *cliEnv) upServed(ctx context.Context, log hclog.Logger, conn net.Conn, 
 // upForeground provisions in this process and holds the sandbox until
 // SIGINT or SIGTERM, then releases it; if the plugin process or the
 // sandbox dies first, up says so (and why) and exits 125.
-func (e *cliEnv) upForeground(ctx context.Context, log hclog.Logger, common *commonFlags, cfgPath, name, workspace string, timeout time.Duration, asJSON bool) int {
+func (e *cliEnv) upForeground(ctx context.Context, log hclog.Logger, common *commonFlags, cfgPath, name string, at place, timeout time.Duration, asJSON bool) int {
 	tp, flushSpans := startTracing("promptkit-sandbox", log)
 	defer flushSpans()
-	sb, err := codegen.Up(ctx, cfgPath, name, codegen.Options{Host: hostOptions(common, log, "", nil), Workspace: workspace, Timeout: timeout, TracerProvider: tp})
+	sb, err := codegen.Up(ctx, cfgPath, name, codegen.Options{Host: hostOptions(common, log, "", nil), Workspace: at.workspace, WorkspaceVolume: at.volume,
+		Timeout: timeout, TracerProvider: tp})
 	if err != nil {
 		e.errorf("codegen up: %v", err)
 		return provisionExitCode(err)
@@ -227,7 +237,11 @@ func (e *cliEnv) printUp(p plugin.Provisioned, heldBy, socket string, asJSON boo
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "codegen sandbox %s is up (id %s, mode %s)\n", p.Name, p.ID, p.Mode)
-	fmt.Fprintf(w, "  Workspace:    %s\n", p.Workspace)
+	if p.WorkspaceVolume != "" {
+		fmt.Fprintf(w, "  Workspace:    volume %s (kept after down; down --purge removes it)\n", p.WorkspaceVolume)
+	} else {
+		fmt.Fprintf(w, "  Workspace:    %s\n", p.Workspace)
+	}
 	if img := p.Details["image"]; img != "" {
 		fmt.Fprintf(w, "  Image:        %s\n", imageLine(p.Details))
 	}
@@ -294,7 +308,7 @@ func (e *cliEnv) codegenList(args []string) int {
 	var common commonFlags
 	fs := newFlagSet("codegen ls", e.stderr, &common)
 	socket := fs.String("socket", "", "the serve to ask (default: $"+envServeSocket+", else "+defaultSocket()+")")
-	asJSON := fs.Bool("json", false, "print a JSON array")
+	asJSON := fs.Bool("json", false, `print a JSON object: {"sandboxes": [...], "volumes": [...]}`)
 	extra, ok, code := parseInterspersed(fs, args)
 	if !ok {
 		return code
@@ -310,28 +324,57 @@ func (e *cliEnv) codegenList(args []string) int {
 		return code
 	}
 	defer done()
-	list, err := client.List(ctx)
+	list, err := client.List(ctx, plugin.ListOptions{Usage: true})
 	if err != nil {
 		e.errorf("codegen ls: serve on %s: %v", path, err)
 		return exitSandbox
 	}
 	if *asJSON {
-		if list == nil {
-			list = []plugin.Provisioned{}
+		if list.Sandboxes == nil {
+			list.Sandboxes = []plugin.Provisioned{}
+		}
+		if list.Volumes == nil {
+			list.Volumes = []plugin.WorkspaceVolume{}
 		}
 		b, _ := json.Marshal(list)
 		fmt.Fprintf(e.stdout, "%s\n", b)
 		return exitOK
 	}
-	printList(e.stdout, list)
+	printList(e.stdout, list.Sandboxes)
+	printVolumes(e.stdout, list.Volumes)
 	return exitOK
+}
+
+// printVolumes lists the workspace volumes kept, after the sandboxes.
+func printVolumes(w io.Writer, vols []plugin.WorkspaceVolume) {
+	if len(vols) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKSPACE VOLUME\tMODE\tATTACHED TO\tAGE")
+	for _, v := range vols {
+		by, age := v.Sandbox, "-"
+		if by == "" {
+			by = "-"
+		}
+		if !v.Created.IsZero() {
+			age = time.Since(v.Created).Round(time.Second).String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Name, v.Mode, by, age)
+	}
+	_ = tw.Flush()
 }
 
 func printList(w io.Writer, list []plugin.Provisioned) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSANDBOX\tMODE\tSTATE\tENDPOINT\tWORKSPACE\tAGE")
 	for _, p := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Mode, listState(p), p.Endpoint, p.Workspace, time.Since(p.Created).Round(time.Second))
+		ws := p.Workspace
+		if p.WorkspaceVolume != "" {
+			ws = "volume " + p.WorkspaceVolume
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Mode, listState(p), p.Endpoint, ws, time.Since(p.Created).Round(time.Second))
 	}
 	_ = tw.Flush()
 	for _, p := range list {
@@ -358,7 +401,7 @@ func (e *cliEnv) codegenDown(args []string) int {
 	var common commonFlags
 	fs := newFlagSet("codegen down", e.stderr, &common)
 	socket := fs.String("socket", "", "the serve holding the sandbox (default: $"+envServeSocket+", else "+defaultSocket()+")")
-	purge := fs.Bool("purge", false, "also remove what is kept for the workspace's next sandbox (docker_codegen: its build cache volume)")
+	purge := fs.Bool("purge", false, "also remove what is kept for the workspace's next sandbox (docker_codegen: its build cache volume, and its workspace volume)")
 	ids, ok, code := parseInterspersed(fs, args)
 	if !ok {
 		return code

@@ -41,7 +41,7 @@ type servedProvider struct {
 func (p *servedProvider) Check(string, map[string]any) error { return nil }
 
 func (p *servedProvider) Provision(ctx context.Context, spec plugin.ProvisionSpec) (plugin.Provisioned, error) {
-	got, err := p.h.Provision(ctx, p.s, spec.Workspace, 0)
+	got, err := p.h.ProvisionWith(ctx, p.s, host.ProvisionOptions{Workspace: spec.Workspace, WorkspaceVolume: spec.WorkspaceVolume})
 	if err != nil {
 		return plugin.Provisioned{}, err
 	}
@@ -59,8 +59,14 @@ func (p *servedProvider) Fork(ctx context.Context, id string, count int) ([]plug
 	return p.h.Fork(ctx, id, count)
 }
 
-func (p *servedProvider) List(ctx context.Context) ([]plugin.Provisioned, error) {
-	all, err := p.h.List(ctx)
+// Volumes makes it a plugin.VolumeKeeper: the volumes of its entry's
+// mode; serve's plugin server lists each once.
+func (p *servedProvider) Volumes(ctx context.Context) ([]plugin.WorkspaceVolume, error) {
+	return p.h.Volumes(ctx, p.s)
+}
+
+func (p *servedProvider) List(ctx context.Context, opts plugin.ListOptions) ([]plugin.Provisioned, error) {
+	all, err := p.h.List(ctx, opts)
 	var out []plugin.Provisioned
 	for _, sb := range all {
 		if sb.Name == p.s.Name {

@@ -46,6 +46,9 @@ type CodegenProvider struct {
 	mu     sync.Mutex
 	cli    *client.Client
 	closed bool
+	// attached maps a workspace volume to the sandbox of this process
+	// that has it (codegen_volume.go).
+	attached map[string]string
 }
 
 var _ plugin.Provider = (*CodegenProvider)(nil)
@@ -72,6 +75,9 @@ type codegenBox struct {
 	dir     *privateDir
 	// cache is the build cache volume; nil with cache: none.
 	cache *cacheVolume
+	// vol is the workspace volume mounted as its workspace; nil for a
+	// host directory.
+	vol *workspaceVolume
 	// claimed is when a pooled sandbox was handed out.
 	claimed time.Time
 	// paused: the container is frozen (codegen_pause.go).
@@ -139,6 +145,17 @@ func (p *CodegenProvider) settings(spec plugin.ProvisionSpec) (codegenSettings, 
 	if err != nil {
 		return set, err
 	}
+	if spec.WorkspaceVolume != "" {
+		if spec.Workspace != "" {
+			return set, fmt.Errorf("%s: a workspace (%s) and a workspace volume (%s) exclude each other", CodegenMode, spec.Workspace, spec.WorkspaceVolume)
+		}
+		if err := checkVolumeName(spec.WorkspaceVolume); err != nil {
+			return set, err
+		}
+		// The volume replaces the configuration's workspace.
+		set.workspace, set.volume = "", spec.WorkspaceVolume
+		return set, nil
+	}
 	if spec.Workspace != "" {
 		set.workspace = spec.Workspace
 	}
@@ -174,7 +191,12 @@ func (p *CodegenProvider) start(ctx context.Context, name string, set codegenSet
 		if !ok {
 			// The provision's own error is what the caller sees; what
 			// teardown could not remove is only logged.
-			if terr := b.teardown(context.WithoutCancel(ctx)); terr != nil {
+			terr := b.teardown(context.WithoutCancel(ctx))
+			if b.vol != nil && b.vol.created {
+				// Made for this provision, holding nothing yet.
+				terr = errors.Join(terr, b.vol.remove(context.WithoutCancel(ctx)))
+			}
+			if terr != nil {
 				p.log.Warn("codegen sandbox: cleaning up a failed provision", "sandbox", name, "error", terr)
 			}
 		}
@@ -183,12 +205,24 @@ func (p *CodegenProvider) start(ctx context.Context, name string, set codegenSet
 	if b.dir, err = newPrivateDir(p.root, id); err != nil {
 		return nil, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
 	}
-	workspace := set.workspace
-	if workspace == "" {
+	// workspace is what is mounted: a host directory, or a volume's name.
+	workspace, cacheKey := set.workspace, set.workspace
+	switch {
+	case set.volume != "":
+		// The sandbox runs as the configured user or the image's: a
+		// volume has no owner to go by until it exists.
+		if err := set.resolveUser("", p.hard); err != nil {
+			return nil, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
+		}
+		if b.vol, err = p.attachVolume(ctx, cli, set.volume, id, set.image, set.uid, set.gid); err != nil {
+			return nil, err
+		}
+		workspace, cacheKey = set.volume, "volume:"+set.volume
+	case workspace == "":
 		if err := b.dir.makeWorkspace(); err != nil {
 			return nil, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
 		}
-		workspace = b.dir.workspace
+		workspace, cacheKey = b.dir.workspace, b.dir.workspace
 	}
 	if err := set.resolveUser(workspace, p.hard); err != nil {
 		return nil, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
@@ -200,7 +234,7 @@ func (p *CodegenProvider) start(ctx context.Context, name string, set codegenSet
 			// nothing could find its cache again.
 			scope = cacheSandbox
 		}
-		if b.cache, err = makeCacheVolume(ctx, cli, workspace, scope, id); err != nil {
+		if b.cache, err = makeCacheVolume(ctx, cli, cacheKey, scope, id); err != nil {
 			return nil, err
 		}
 	}
@@ -222,7 +256,7 @@ func (p *CodegenProvider) start(ctx context.Context, name string, set codegenSet
 		}
 		details["metrics"] = "http://" + b.metrics.Addr() + "/metrics"
 	}
-	cs := codegenSpec{sandboxID: id, name: name, set: set, dir: b.dir, workspace: workspace, hard: p.hard, cache: b.cache}
+	cs := codegenSpec{sandboxID: id, name: name, set: set, dir: b.dir, workspace: workspace, hard: p.hard, cache: b.cache, volume: b.vol != nil}
 	if collector := tracing.ExportURL(p.getenv); collector != "" {
 		if b.relay, err = tracing.NewRelay(b.dir.run+"/"+otlpSocketName, collector); err != nil {
 			return nil, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
@@ -245,11 +279,15 @@ func (p *CodegenProvider) start(ctx context.Context, name string, set codegenSet
 		ID: id, Name: name, Mode: CodegenMode, Endpoint: endpoint, Token: token, Workspace: workspace, Created: time.Now(),
 		Details: details,
 	}
+	if b.vol != nil {
+		b.info.Workspace, b.info.WorkspaceVolume = "", b.vol.name
+		details["workspace_volume"] = b.vol.name
+	}
 	maps.Copy(details, map[string]string{
 		"container": b.ctr.id, "dir": b.dir.dir, "network": set.network,
 		"user":         strconv.Itoa(set.uid) + ":" + strconv.Itoa(set.gid),
 		"idle_timeout": set.idle.String(),
-		"workspace_by": map[bool]string{true: "provider", false: "user"}[b.dir.workspace != ""],
+		"workspace_by": workspaceBy(b),
 		"cache":        cacheNone,
 	})
 	if b.cache != nil {
@@ -258,6 +296,18 @@ func (p *CodegenProvider) start(ctx context.Context, name string, set codegenSet
 	b.set = set
 	ok = true
 	return b, nil
+}
+
+// workspaceBy says who gave the workspace: the provider made it, the
+// user named a host directory, or a workspace volume.
+func workspaceBy(b *codegenBox) string {
+	switch {
+	case b.vol != nil:
+		return "volume"
+	case b.dir.workspace != "":
+		return "provider"
+	}
+	return "user"
 }
 
 func newSandboxID() string {
@@ -300,6 +350,10 @@ func (b *codegenBox) teardown(ctx context.Context) error {
 	if b.cache != nil && b.cache.scope == cacheSandbox {
 		err = errors.Join(err, b.cache.remove(ctx))
 	}
+	if b.vol != nil {
+		// Kept for the next sandbox: only Purge removes it.
+		b.vol.detach()
+	}
 	return err
 }
 
@@ -307,10 +361,14 @@ func (b *codegenBox) teardown(ctx context.Context) error {
 // workspace's cache volume too, after the teardown has removed the
 // container that mounted it.
 func (b *codegenBox) Purge(ctx context.Context) error {
-	if b.cache == nil || b.cache.scope != cacheWorkspace {
-		return nil
+	var err error
+	if b.cache != nil && b.cache.scope == cacheWorkspace {
+		err = b.cache.remove(ctx)
 	}
-	return b.cache.remove(ctx)
+	if b.vol != nil {
+		err = errors.Join(err, b.vol.remove(ctx))
+	}
+	return err
 }
 
 // Info, IdleSince and IdleTimeout make a box a provision.Box.
@@ -338,11 +396,13 @@ func (p *CodegenProvider) Release(ctx context.Context, id string, opts plugin.Re
 	return p.boxes.Release(ctx, id, opts)
 }
 
-// List returns the sandboxes held, without their tokens, with what each
-// uses now (codegen_usage.go).
-func (p *CodegenProvider) List(ctx context.Context) ([]plugin.Provisioned, error) {
+// List returns the sandboxes held, without their tokens, and with
+// opts.Usage what each uses now (codegen_usage.go).
+func (p *CodegenProvider) List(ctx context.Context, opts plugin.ListOptions) ([]plugin.Provisioned, error) {
 	list := p.boxes.List()
-	p.withUsage(ctx, list)
+	if opts.Usage {
+		p.withUsage(ctx, list)
+	}
 	return list, nil
 }
 

@@ -125,15 +125,33 @@ func (v *cacheVolume) bind() string { return v.name + ":" + codegenimage.CacheDi
 // of one sandbox (nothing else mounts it, so the refusal can only be
 // that moment), a short grace for a workspace's.
 func (v *cacheVolume) remove(ctx context.Context) error {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
 	grace := inUseGrace
 	if v.scope == cacheSandbox {
 		grace = cleanupTimeout
 	}
+	err := removeVolume(ctx, v.cli, v.name, grace)
+	if errors.Is(err, errVolumeBusy) {
+		return fmt.Errorf("%s: cache volume %s is in use by another sandbox of the workspace; not removed: %w", CodegenMode, v.name, err)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: remove cache volume %s: %w", CodegenMode, v.name, err)
+	}
+	return nil
+}
+
+// errVolumeBusy is a volume the engine still refused to remove as in use
+// once the grace was over.
+var errVolumeBusy = errors.New("in use")
+
+// removeVolume deletes the volume name; one already gone is no error. A
+// refusal as in use is retried for grace (see cacheVolume.remove), then
+// is errVolumeBusy.
+func removeVolume(ctx context.Context, cli *client.Client, name string, grace time.Duration) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
 	deadline := time.Now().Add(grace)
 	for {
-		_, err := v.cli.VolumeRemove(rctx, v.name, client.VolumeRemoveOptions{})
+		_, err := cli.VolumeRemove(rctx, name, client.VolumeRemoveOptions{})
 		inUse := err != nil && (cerrdefs.IsConflict(err) || strings.Contains(err.Error(), "in use"))
 		switch {
 		case err == nil || cerrdefs.IsNotFound(err):
@@ -145,9 +163,9 @@ func (v *cacheVolume) remove(ctx context.Context) error {
 			}
 			continue
 		case inUse:
-			return fmt.Errorf("%s: cache volume %s is in use by another sandbox of the workspace; not removed: %w", CodegenMode, v.name, err)
+			return fmt.Errorf("%w: %w", errVolumeBusy, err)
 		default:
-			return fmt.Errorf("%s: remove cache volume %s: %w", CodegenMode, v.name, err)
+			return err
 		}
 	}
 }

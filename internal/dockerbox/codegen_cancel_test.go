@@ -67,7 +67,7 @@ func TestCodegenCancelLeavesNothing(t *testing.T) {
 			t.Errorf("%s after %v: containers left once Provision returned: %v", how, d, left)
 		}
 	}
-	if list, _ := p.List(context.Background()); len(list) != 0 {
+	if list, _ := p.List(context.Background(), plugin.ListOptions{}); len(list) != 0 {
 		t.Errorf("the provider holds %v", list)
 	}
 	assertNoDirs(t, root)

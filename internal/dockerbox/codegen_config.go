@@ -146,7 +146,8 @@ type codegenSettings struct {
 	cache     string // cacheWorkspace, cacheSandbox or cacheNone
 	warm      int    // sandboxes kept started for Provisions (codegen_pool.go)
 	onIdle    string // onIdleRelease or onIdlePause: what idle_timeout does
-	seed      string // a host directory the provider-made workspace starts as a copy of (a fork's)
+	seed      string // a host directory (or a volume) the provider-made workspace starts as a copy of (a fork's)
+	volume    string // a workspace volume mounted instead of a host directory (codegen_volume.go)
 }
 
 // What idle_timeout does to a sandbox nothing has been connected to for

@@ -63,6 +63,8 @@ type codegenSpec struct {
 	// cache, when set, is mounted at codegenimage.CacheDir and holds
 	// GOCACHE and GOMODCACHE.
 	cache *cacheVolume
+	// volume: workspace is a workspace volume's name, not a host path.
+	volume bool
 }
 
 func (s codegenSpec) config() (*container.Config, *container.HostConfig) {
@@ -90,13 +92,21 @@ func (s codegenSpec) config() (*container.Config, *container.HostConfig) {
 	}
 	pids := s.set.pidsLimit
 	initProc := true // reaps what the agent's shells leave behind
+	workspace := s.workspace + ":" + s.hard.WorkspaceDir + ":rw"
+	if s.volume {
+		// Not seeded from the image: the engine would copy the owner
+		// of the image's workspace directory (root's, made for
+		// WorkingDir) onto the volume's root, which the sandbox's user
+		// then could not write.
+		workspace += ",nocopy"
+	}
 	host := &container.HostConfig{
 		AutoRemove:  true,
 		Init:        &initProc,
 		NetworkMode: container.NetworkMode(s.set.network),
 		Binds: []string{
 			s.dir.run + ":" + s.hard.SocketDir + ":rw",
-			s.workspace + ":" + s.hard.WorkspaceDir + ":rw",
+			workspace,
 		},
 		ReadonlyRootfs: s.hard.ReadOnlyRootfs,
 		Tmpfs:          s.hard.Tmpfs,

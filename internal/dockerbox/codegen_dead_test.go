@@ -49,7 +49,7 @@ func TestCodegenDiesLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := func() string {
-		list, _ := p.List(context.Background())
+		list, _ := p.List(context.Background(), plugin.ListOptions{})
 		if len(list) != 1 {
 			t.Fatalf("List: %+v", list)
 		}

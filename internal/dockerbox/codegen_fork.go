@@ -54,6 +54,11 @@ func (p *CodegenProvider) Fork(ctx context.Context, id string, count int) ([]plu
 	}
 	set := src.set
 	set.workspace, set.seed = "", src.info.Workspace
+	if src.vol != nil {
+		// The copy mounts the volume read-only; the forks have
+		// workspaces of their own, not the volume.
+		set.seed, set.volume = src.vol.name, ""
+	}
 	var out []plugin.Provisioned
 	var made []*codegenBox
 	for range count {

@@ -85,7 +85,7 @@ func TestCodegenPauseResume(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "is paused") {
 		t.Errorf("an MCP client's call while paused: %v, want the reason", err)
 	}
-	if list, _ := p.List(ctx); len(list) != 1 || list[0].Details[provision.State] != provision.StatePaused {
+	if list, _ := p.List(ctx, plugin.ListOptions{Usage: true}); len(list) != 1 || list[0].Details[provision.State] != provision.StatePaused {
 		t.Errorf("List while paused: %+v", list)
 	} else {
 		// What it uses: memory and processes held, CPU time spent.
@@ -150,7 +150,7 @@ func TestCodegenPausesWhenIdle(t *testing.T) {
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		list, _ := p.List(ctx)
+		list, _ := p.List(ctx, plugin.ListOptions{})
 		if len(list) != 1 {
 			t.Fatalf("List: %+v (released instead of paused?)", list)
 		}
@@ -172,7 +172,7 @@ func TestCodegenPausesWhenIdle(t *testing.T) {
 		t.Errorf("Read after the wake: %q", out)
 	}
 	t.Logf("a new client's first answer from a sandbox paused while idle: %v", time.Since(start).Round(time.Millisecond))
-	if list, _ := p.List(ctx); len(list) != 1 || list[0].Details[provision.State] != "running" {
+	if list, _ := p.List(ctx, plugin.ListOptions{}); len(list) != 1 || list[0].Details[provision.State] != "running" {
 		t.Errorf("List after the wake: %+v", list)
 	}
 	if err := p.Release(ctx, got.ID, plugin.ReleaseOptions{}); err != nil {

@@ -73,6 +73,8 @@ func (p *CodegenProvider) claim(ctx context.Context, spec plugin.ProvisionSpec, 
 	case set.warm == 0:
 		b, err = p.start(ctx, spec.Name, set)
 		return b, StartCold, err
+	case set.volume != "":
+		why = "a workspace volume is mounted when the container starts; pooled sandboxes have workspaces of their own"
 	case set.workspace != "":
 		why = "a host workspace is bound when the container starts; pooled sandboxes have workspaces of their own"
 	default:

@@ -155,7 +155,7 @@ func TestCodegenProvision(t *testing.T) {
 		t.Errorf("private directory %s is not under %s", dir, root)
 	}
 
-	list, _ := p.List(ctx)
+	list, _ := p.List(ctx, plugin.ListOptions{})
 	if len(list) != 1 || list[0].ID != got.ID || list[0].Token != "" {
 		t.Errorf("List: %+v", list)
 	}
@@ -247,7 +247,7 @@ func TestCodegenIdleReaped(t *testing.T) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		list, _ := p.List(context.Background())
+		list, _ := p.List(context.Background(), plugin.ListOptions{})
 		if len(list) == 0 && len(containersNamed(t, name)) == 0 {
 			break
 		}

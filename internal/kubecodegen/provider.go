@@ -77,7 +77,9 @@ func (p *Provider) Release(ctx context.Context, id string, opts plugin.ReleaseOp
 }
 
 // List returns the sandboxes held, without their tokens.
-func (p *Provider) List(context.Context) ([]plugin.Provisioned, error) { return p.boxes.List(), nil }
+func (p *Provider) List(context.Context, plugin.ListOptions) ([]plugin.Provisioned, error) {
+	return p.boxes.List(), nil
+}
 
 // Close drains the warm pools and releases every sandbox: nothing the
 // plugin started outlives it.
@@ -94,6 +96,11 @@ func (p *Provider) Provision(ctx context.Context, spec plugin.ProvisionSpec) (pl
 	set, err := parseConfig(spec.Config)
 	if err != nil {
 		return plugin.Provisioned{}, err
+	}
+	if spec.WorkspaceVolume != "" {
+		// Not a plugin.VolumeKeeper, so its plugin server refuses first;
+		// this holds for a caller in the same process too.
+		return plugin.Provisioned{}, fmt.Errorf("%s: workspace volume %q: %w (name a PersistentVolumeClaim with the key workspace_pvc)", Mode, spec.WorkspaceVolume, plugin.ErrNoWorkspaceVolumes)
 	}
 	if spec.Workspace != "" {
 		return plugin.Provisioned{}, fmt.Errorf("%s: a workspace is a PersistentVolumeClaim in the cluster (key workspace_pvc), not a host directory (%s)", Mode, spec.Workspace)

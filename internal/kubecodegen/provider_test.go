@@ -86,7 +86,7 @@ func TestProvisionOnTheRealCluster(t *testing.T) {
 			t.Errorf("metrics: no %q in the scrape of %s:\n%s", want, got.Details["metrics"], scrape)
 		}
 	}
-	if list, _ := p.List(ctx); len(list) != 1 || list[0].ID != got.ID || list[0].Token != "" {
+	if list, _ := p.List(ctx, plugin.ListOptions{}); len(list) != 1 || list[0].ID != got.ID || list[0].Token != "" {
 		t.Errorf("List: %+v", list)
 	}
 

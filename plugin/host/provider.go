@@ -22,6 +22,25 @@ import (
 // by Close (the plugin releases what it holds as it stops), or when the
 // process dies.
 func (h *Host) Provision(ctx context.Context, s config.Sandbox, workspace string, timeout time.Duration) (plugin.Provisioned, error) {
+	return h.ProvisionWith(ctx, s, ProvisionOptions{Workspace: workspace, Timeout: timeout})
+}
+
+// ProvisionOptions qualify a ProvisionWith.
+type ProvisionOptions struct {
+	// Workspace, when not empty, replaces the configuration's.
+	Workspace string
+	// WorkspaceVolume, when not empty, names the workspace volume the
+	// sandbox mounts as its workspace, kept past its release (see
+	// plugin.VolumeKeeper); a plugin that keeps none refuses with
+	// plugin.ErrNoWorkspaceVolumes.
+	WorkspaceVolume string
+	// Timeout bounds it all (plugin.DefaultProvisionTimeout when zero).
+	Timeout time.Duration
+}
+
+// ProvisionWith is Provision with a workspace volume.
+func (h *Host) ProvisionWith(ctx context.Context, s config.Sandbox, opts ProvisionOptions) (plugin.Provisioned, error) {
+	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = plugin.DefaultProvisionTimeout
 	}
@@ -43,7 +62,8 @@ func (h *Host) Provision(ctx context.Context, s config.Sandbox, workspace string
 	if err != nil {
 		return plugin.Provisioned{}, err
 	}
-	p, err := rpc.Provision(ctx, plugin.ProvisionSpec{Name: s.Name, Mode: s.Mode, Config: s.Config, Workspace: workspace}, time.Until(deadlineOf(ctx)))
+	p, err := rpc.Provision(ctx, plugin.ProvisionSpec{Name: s.Name, Mode: s.Mode, Config: s.Config, Workspace: opts.Workspace, WorkspaceVolume: opts.WorkspaceVolume},
+		time.Until(deadlineOf(ctx)))
 	if err != nil {
 		if sandbox.Done(ctx) {
 			return plugin.Provisioned{}, sandbox.NewError(sandbox.KindTimeout,
@@ -156,7 +176,8 @@ func (h *Host) clientOf(id, what string) (*plugin.Client, error) {
 
 // List returns the sandboxes provisioned through this host's running
 // plugin processes and not released, without tokens, oldest first.
-func (h *Host) List(ctx context.Context) ([]plugin.Provisioned, error) {
+// opts.Usage asks for what each uses now.
+func (h *Host) List(ctx context.Context, opts plugin.ListOptions) ([]plugin.Provisioned, error) {
 	h.mu.Lock()
 	seen := map[*instance]bool{}
 	var insts []*instance
@@ -174,15 +195,40 @@ func (h *Host) List(ctx context.Context) ([]plugin.Provisioned, error) {
 		if err != nil {
 			continue // its process is gone, and its sandboxes with it
 		}
-		list, err := rpc.List(ctx)
+		l, err := rpc.List(ctx, opts)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		out = append(out, list...)
+		out = append(out, l.Sandboxes...)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
 	return out, errors.Join(errs...)
+}
+
+// Volumes returns the workspace volumes kept by the provider of the
+// sandbox s declares, attached or not, starting its plugin if it is not
+// running: volumes outlive the plugin processes that made them.
+func (h *Host) Volumes(ctx context.Context, s config.Sandbox) ([]plugin.WorkspaceVolume, error) {
+	srv, err := h.resolve(ctx, s.Mode, s.Plugin, s.Version)
+	if err != nil {
+		return nil, err
+	}
+	rpc, _, err := srv.inst.live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l, err := rpc.List(ctx, plugin.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []plugin.WorkspaceVolume
+	for _, v := range l.Volumes {
+		if v.Mode == s.Mode {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 // errNotRunning is a plugin process that has exited: what it provisioned

@@ -1043,9 +1043,18 @@ type ProvisionRequest struct {
 	Workspace string `protobuf:"bytes,4,opt,name=workspace,proto3" json:"workspace,omitempty"`
 	// timeout_nanos bounds the provisioning; zero means the provider's
 	// default.
-	TimeoutNanos  int64 `protobuf:"varint,5,opt,name=timeout_nanos,json=timeoutNanos,proto3" json:"timeout_nanos,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TimeoutNanos int64 `protobuf:"varint,5,opt,name=timeout_nanos,json=timeoutNanos,proto3" json:"timeout_nanos,omitempty"`
+	// workspace_volume, when set, is the name of a workspace volume the
+	// provider keeps past the sandbox's release (docker_codegen: a named
+	// volume), created on first use and mounted as the workspace; it
+	// excludes workspace. A provider that keeps none answers
+	// FailedPrecondition. A plugin that predates the field ignores it, so
+	// it answers a Provisioned without workspace_volume: the host then
+	// releases that sandbox and refuses (nothing was handed out, and the
+	// volume is untouched).
+	WorkspaceVolume string `protobuf:"bytes,6,opt,name=workspace_volume,json=workspaceVolume,proto3" json:"workspace_volume,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ProvisionRequest) Reset() {
@@ -1113,6 +1122,13 @@ func (x *ProvisionRequest) GetTimeoutNanos() int64 {
 	return 0
 }
 
+func (x *ProvisionRequest) GetWorkspaceVolume() string {
+	if x != nil {
+		return x.WorkspaceVolume
+	}
+	return ""
+}
+
 type ProvisionResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Sandbox       *Provisioned           `protobuf:"bytes,1,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
@@ -1173,9 +1189,13 @@ type Provisioned struct {
 	// created_unix_nanos is when it was provisioned.
 	CreatedUnixNanos int64 `protobuf:"varint,7,opt,name=created_unix_nanos,json=createdUnixNanos,proto3" json:"created_unix_nanos,omitempty"`
 	// details are provider-specific facts for people (container id, image).
-	Details       map[string]string `protobuf:"bytes,8,rep,name=details,proto3" json:"details,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Details map[string]string `protobuf:"bytes,8,rep,name=details,proto3" json:"details,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// workspace_volume is the workspace volume mounted as its workspace,
+	// the request's echoed: a host that asked for one and finds it empty
+	// is speaking to a plugin that ignored the request.
+	WorkspaceVolume string `protobuf:"bytes,9,opt,name=workspace_volume,json=workspaceVolume,proto3" json:"workspace_volume,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Provisioned) Reset() {
@@ -1264,12 +1284,19 @@ func (x *Provisioned) GetDetails() map[string]string {
 	return nil
 }
 
+func (x *Provisioned) GetWorkspaceVolume() string {
+	if x != nil {
+		return x.WorkspaceVolume
+	}
+	return ""
+}
+
 type ReleaseRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// purge also removes what the provider keeps beyond the sandbox's
 	// life for its workspace's next sandbox (docker_codegen: the
-	// workspace's build cache volume).
+	// workspace's build cache volume, and its workspace volume).
 	Purge         bool `protobuf:"varint,2,opt,name=purge,proto3" json:"purge,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1541,7 +1568,12 @@ func (x *ForkResponse) GetSandboxes() []*Provisioned {
 }
 
 type ListRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// usage asks for what each sandbox uses now (memory, processes, CPU
+	// time) in its details, which costs the provider a question to its
+	// engine per sandbox; a caller that only wants the sandboxes (a
+	// watcher polling for a dead one) leaves it false.
+	Usage         bool `protobuf:"varint,1,opt,name=usage,proto3" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1576,9 +1608,19 @@ func (*ListRequest) Descriptor() ([]byte, []int) {
 	return file_sandbox_proto_rawDescGZIP(), []int{23}
 }
 
+func (x *ListRequest) GetUsage() bool {
+	if x != nil {
+		return x.Usage
+	}
+	return false
+}
+
 type ListResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Sandboxes     []*Provisioned         `protobuf:"bytes,1,rep,name=sandboxes,proto3" json:"sandboxes,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Sandboxes []*Provisioned         `protobuf:"bytes,1,rep,name=sandboxes,proto3" json:"sandboxes,omitempty"`
+	// volumes are the workspace volumes the provider keeps, attached or
+	// not.
+	Volumes       []*WorkspaceVolume `protobuf:"bytes,2,rep,name=volumes,proto3" json:"volumes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1616,6 +1658,93 @@ func (*ListResponse) Descriptor() ([]byte, []int) {
 func (x *ListResponse) GetSandboxes() []*Provisioned {
 	if x != nil {
 		return x.Sandboxes
+	}
+	return nil
+}
+
+func (x *ListResponse) GetVolumes() []*WorkspaceVolume {
+	if x != nil {
+		return x.Volumes
+	}
+	return nil
+}
+
+// WorkspaceVolume is a workspace volume a provider keeps past the
+// sandboxes that mount it.
+type WorkspaceVolume struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Mode  string                 `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`
+	// sandbox is the id of the sandbox it is attached to; empty when none.
+	Sandbox          string `protobuf:"bytes,3,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
+	CreatedUnixNanos int64  `protobuf:"varint,4,opt,name=created_unix_nanos,json=createdUnixNanos,proto3" json:"created_unix_nanos,omitempty"`
+	// details are provider-specific facts for people (owner, driver).
+	Details       map[string]string `protobuf:"bytes,5,rep,name=details,proto3" json:"details,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkspaceVolume) Reset() {
+	*x = WorkspaceVolume{}
+	mi := &file_sandbox_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkspaceVolume) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkspaceVolume) ProtoMessage() {}
+
+func (x *WorkspaceVolume) ProtoReflect() protoreflect.Message {
+	mi := &file_sandbox_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkspaceVolume.ProtoReflect.Descriptor instead.
+func (*WorkspaceVolume) Descriptor() ([]byte, []int) {
+	return file_sandbox_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *WorkspaceVolume) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *WorkspaceVolume) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *WorkspaceVolume) GetSandbox() string {
+	if x != nil {
+		return x.Sandbox
+	}
+	return ""
+}
+
+func (x *WorkspaceVolume) GetCreatedUnixNanos() int64 {
+	if x != nil {
+		return x.CreatedUnixNanos
+	}
+	return 0
+}
+
+func (x *WorkspaceVolume) GetDetails() map[string]string {
+	if x != nil {
+		return x.Details
 	}
 	return nil
 }
@@ -1686,16 +1815,17 @@ const file_sandbox_proto_rawDesc = "" +
 	"\x06stderr\x18\b \x01(\fR\x06stderr\"&\n" +
 	"\fCloseRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\"\x0f\n" +
-	"\rCloseResponse\"\x9e\x01\n" +
+	"\rCloseResponse\"\xc9\x01\n" +
 	"\x10ProvisionRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x1f\n" +
 	"\vconfig_json\x18\x03 \x01(\fR\n" +
 	"configJson\x12\x1c\n" +
 	"\tworkspace\x18\x04 \x01(\tR\tworkspace\x12#\n" +
-	"\rtimeout_nanos\x18\x05 \x01(\x03R\ftimeoutNanos\"P\n" +
+	"\rtimeout_nanos\x18\x05 \x01(\x03R\ftimeoutNanos\x12)\n" +
+	"\x10workspace_volume\x18\x06 \x01(\tR\x0fworkspaceVolume\"P\n" +
 	"\x11ProvisionResponse\x12;\n" +
-	"\asandbox\x18\x01 \x01(\v2!.promptkit.sandbox.v1.ProvisionedR\asandbox\"\xc9\x02\n" +
+	"\asandbox\x18\x01 \x01(\v2!.promptkit.sandbox.v1.ProvisionedR\asandbox\"\xf4\x02\n" +
 	"\vProvisioned\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -1704,7 +1834,8 @@ const file_sandbox_proto_rawDesc = "" +
 	"\x05token\x18\x05 \x01(\tR\x05token\x12\x1c\n" +
 	"\tworkspace\x18\x06 \x01(\tR\tworkspace\x12,\n" +
 	"\x12created_unix_nanos\x18\a \x01(\x03R\x10createdUnixNanos\x12H\n" +
-	"\adetails\x18\b \x03(\v2..promptkit.sandbox.v1.Provisioned.DetailsEntryR\adetails\x1a:\n" +
+	"\adetails\x18\b \x03(\v2..promptkit.sandbox.v1.Provisioned.DetailsEntryR\adetails\x12)\n" +
+	"\x10workspace_volume\x18\t \x01(\tR\x0fworkspaceVolume\x1a:\n" +
 	"\fDetailsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"6\n" +
@@ -1720,10 +1851,21 @@ const file_sandbox_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05count\x18\x02 \x01(\x05R\x05count\"O\n" +
 	"\fForkResponse\x12?\n" +
-	"\tsandboxes\x18\x01 \x03(\v2!.promptkit.sandbox.v1.ProvisionedR\tsandboxes\"\r\n" +
-	"\vListRequest\"O\n" +
+	"\tsandboxes\x18\x01 \x03(\v2!.promptkit.sandbox.v1.ProvisionedR\tsandboxes\"#\n" +
+	"\vListRequest\x12\x14\n" +
+	"\x05usage\x18\x01 \x01(\bR\x05usage\"\x90\x01\n" +
 	"\fListResponse\x12?\n" +
-	"\tsandboxes\x18\x01 \x03(\v2!.promptkit.sandbox.v1.ProvisionedR\tsandboxes*\xae\x01\n" +
+	"\tsandboxes\x18\x01 \x03(\v2!.promptkit.sandbox.v1.ProvisionedR\tsandboxes\x12?\n" +
+	"\avolumes\x18\x02 \x03(\v2%.promptkit.sandbox.v1.WorkspaceVolumeR\avolumes\"\x8b\x02\n" +
+	"\x0fWorkspaceVolume\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x18\n" +
+	"\asandbox\x18\x03 \x01(\tR\asandbox\x12,\n" +
+	"\x12created_unix_nanos\x18\x04 \x01(\x03R\x10createdUnixNanos\x12L\n" +
+	"\adetails\x18\x05 \x03(\v22.promptkit.sandbox.v1.WorkspaceVolume.DetailsEntryR\adetails\x1a:\n" +
+	"\fDetailsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01*\xae\x01\n" +
 	"\tErrorKind\x12\x13\n" +
 	"\x0fERROR_KIND_NONE\x10\x00\x12\x16\n" +
 	"\x12ERROR_KIND_UNKNOWN\x10\x01\x12\x16\n" +
@@ -1758,7 +1900,7 @@ func file_sandbox_proto_rawDescGZIP() []byte {
 }
 
 var file_sandbox_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_sandbox_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_sandbox_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_sandbox_proto_goTypes = []any{
 	(ErrorKind)(0),            // 0: promptkit.sandbox.v1.ErrorKind
 	(*DescribeRequest)(nil),   // 1: promptkit.sandbox.v1.DescribeRequest
@@ -1786,7 +1928,9 @@ var file_sandbox_proto_goTypes = []any{
 	(*ForkResponse)(nil),      // 23: promptkit.sandbox.v1.ForkResponse
 	(*ListRequest)(nil),       // 24: promptkit.sandbox.v1.ListRequest
 	(*ListResponse)(nil),      // 25: promptkit.sandbox.v1.ListResponse
-	nil,                       // 26: promptkit.sandbox.v1.Provisioned.DetailsEntry
+	(*WorkspaceVolume)(nil),   // 26: promptkit.sandbox.v1.WorkspaceVolume
+	nil,                       // 27: promptkit.sandbox.v1.Provisioned.DetailsEntry
+	nil,                       // 28: promptkit.sandbox.v1.WorkspaceVolume.DetailsEntry
 }
 var file_sandbox_proto_depIdxs = []int32{
 	3,  // 0: promptkit.sandbox.v1.DescribeResponse.modes:type_name -> promptkit.sandbox.v1.Mode
@@ -1795,34 +1939,36 @@ var file_sandbox_proto_depIdxs = []int32{
 	12, // 3: promptkit.sandbox.v1.SpawnOutput.result:type_name -> promptkit.sandbox.v1.SpawnResult
 	0,  // 4: promptkit.sandbox.v1.SpawnResult.kind:type_name -> promptkit.sandbox.v1.ErrorKind
 	17, // 5: promptkit.sandbox.v1.ProvisionResponse.sandbox:type_name -> promptkit.sandbox.v1.Provisioned
-	26, // 6: promptkit.sandbox.v1.Provisioned.details:type_name -> promptkit.sandbox.v1.Provisioned.DetailsEntry
+	27, // 6: promptkit.sandbox.v1.Provisioned.details:type_name -> promptkit.sandbox.v1.Provisioned.DetailsEntry
 	17, // 7: promptkit.sandbox.v1.ForkResponse.sandboxes:type_name -> promptkit.sandbox.v1.Provisioned
 	17, // 8: promptkit.sandbox.v1.ListResponse.sandboxes:type_name -> promptkit.sandbox.v1.Provisioned
-	1,  // 9: promptkit.sandbox.v1.Sandbox.Describe:input_type -> promptkit.sandbox.v1.DescribeRequest
-	4,  // 10: promptkit.sandbox.v1.Sandbox.Open:input_type -> promptkit.sandbox.v1.OpenRequest
-	6,  // 11: promptkit.sandbox.v1.Sandbox.Spawn:input_type -> promptkit.sandbox.v1.SpawnInput
-	13, // 12: promptkit.sandbox.v1.Sandbox.Close:input_type -> promptkit.sandbox.v1.CloseRequest
-	8,  // 13: promptkit.sandbox.v1.Sandbox.Cancel:input_type -> promptkit.sandbox.v1.CancelRequest
-	15, // 14: promptkit.sandbox.v1.Provider.Provision:input_type -> promptkit.sandbox.v1.ProvisionRequest
-	18, // 15: promptkit.sandbox.v1.Provider.Release:input_type -> promptkit.sandbox.v1.ReleaseRequest
-	24, // 16: promptkit.sandbox.v1.Provider.List:input_type -> promptkit.sandbox.v1.ListRequest
-	20, // 17: promptkit.sandbox.v1.Provider.SetPaused:input_type -> promptkit.sandbox.v1.SetPausedRequest
-	22, // 18: promptkit.sandbox.v1.Provider.Fork:input_type -> promptkit.sandbox.v1.ForkRequest
-	2,  // 19: promptkit.sandbox.v1.Sandbox.Describe:output_type -> promptkit.sandbox.v1.DescribeResponse
-	5,  // 20: promptkit.sandbox.v1.Sandbox.Open:output_type -> promptkit.sandbox.v1.OpenResponse
-	11, // 21: promptkit.sandbox.v1.Sandbox.Spawn:output_type -> promptkit.sandbox.v1.SpawnOutput
-	14, // 22: promptkit.sandbox.v1.Sandbox.Close:output_type -> promptkit.sandbox.v1.CloseResponse
-	9,  // 23: promptkit.sandbox.v1.Sandbox.Cancel:output_type -> promptkit.sandbox.v1.CancelResponse
-	16, // 24: promptkit.sandbox.v1.Provider.Provision:output_type -> promptkit.sandbox.v1.ProvisionResponse
-	19, // 25: promptkit.sandbox.v1.Provider.Release:output_type -> promptkit.sandbox.v1.ReleaseResponse
-	25, // 26: promptkit.sandbox.v1.Provider.List:output_type -> promptkit.sandbox.v1.ListResponse
-	21, // 27: promptkit.sandbox.v1.Provider.SetPaused:output_type -> promptkit.sandbox.v1.SetPausedResponse
-	23, // 28: promptkit.sandbox.v1.Provider.Fork:output_type -> promptkit.sandbox.v1.ForkResponse
-	19, // [19:29] is the sub-list for method output_type
-	9,  // [9:19] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	26, // 9: promptkit.sandbox.v1.ListResponse.volumes:type_name -> promptkit.sandbox.v1.WorkspaceVolume
+	28, // 10: promptkit.sandbox.v1.WorkspaceVolume.details:type_name -> promptkit.sandbox.v1.WorkspaceVolume.DetailsEntry
+	1,  // 11: promptkit.sandbox.v1.Sandbox.Describe:input_type -> promptkit.sandbox.v1.DescribeRequest
+	4,  // 12: promptkit.sandbox.v1.Sandbox.Open:input_type -> promptkit.sandbox.v1.OpenRequest
+	6,  // 13: promptkit.sandbox.v1.Sandbox.Spawn:input_type -> promptkit.sandbox.v1.SpawnInput
+	13, // 14: promptkit.sandbox.v1.Sandbox.Close:input_type -> promptkit.sandbox.v1.CloseRequest
+	8,  // 15: promptkit.sandbox.v1.Sandbox.Cancel:input_type -> promptkit.sandbox.v1.CancelRequest
+	15, // 16: promptkit.sandbox.v1.Provider.Provision:input_type -> promptkit.sandbox.v1.ProvisionRequest
+	18, // 17: promptkit.sandbox.v1.Provider.Release:input_type -> promptkit.sandbox.v1.ReleaseRequest
+	24, // 18: promptkit.sandbox.v1.Provider.List:input_type -> promptkit.sandbox.v1.ListRequest
+	20, // 19: promptkit.sandbox.v1.Provider.SetPaused:input_type -> promptkit.sandbox.v1.SetPausedRequest
+	22, // 20: promptkit.sandbox.v1.Provider.Fork:input_type -> promptkit.sandbox.v1.ForkRequest
+	2,  // 21: promptkit.sandbox.v1.Sandbox.Describe:output_type -> promptkit.sandbox.v1.DescribeResponse
+	5,  // 22: promptkit.sandbox.v1.Sandbox.Open:output_type -> promptkit.sandbox.v1.OpenResponse
+	11, // 23: promptkit.sandbox.v1.Sandbox.Spawn:output_type -> promptkit.sandbox.v1.SpawnOutput
+	14, // 24: promptkit.sandbox.v1.Sandbox.Close:output_type -> promptkit.sandbox.v1.CloseResponse
+	9,  // 25: promptkit.sandbox.v1.Sandbox.Cancel:output_type -> promptkit.sandbox.v1.CancelResponse
+	16, // 26: promptkit.sandbox.v1.Provider.Provision:output_type -> promptkit.sandbox.v1.ProvisionResponse
+	19, // 27: promptkit.sandbox.v1.Provider.Release:output_type -> promptkit.sandbox.v1.ReleaseResponse
+	25, // 28: promptkit.sandbox.v1.Provider.List:output_type -> promptkit.sandbox.v1.ListResponse
+	21, // 29: promptkit.sandbox.v1.Provider.SetPaused:output_type -> promptkit.sandbox.v1.SetPausedResponse
+	23, // 30: promptkit.sandbox.v1.Provider.Fork:output_type -> promptkit.sandbox.v1.ForkResponse
+	21, // [21:31] is the sub-list for method output_type
+	11, // [11:21] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_sandbox_proto_init() }
@@ -1846,7 +1992,7 @@ func file_sandbox_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sandbox_proto_rawDesc), len(file_sandbox_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   26,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -16,17 +16,17 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
 )
 
-// lsReport is what codegen ls --json prints.
+// lsReport is what codegen ls --json and ls --volumes --json print.
 type lsReport struct {
 	Sandboxes []struct {
 		ID              string `json:"id"`
 		WorkspaceVolume string `json:"workspace_volume"`
-	} `json:"sandboxes"`
+	}
 	Volumes []struct {
 		Name    string `json:"name"`
 		Mode    string `json:"mode"`
 		Sandbox string `json:"sandbox"`
-	} `json:"volumes"`
+	}
 }
 
 // TestCodegenWorkspaceVolumeThroughServe is the CLI's workspace volume
@@ -77,13 +77,18 @@ func TestCodegenWorkspaceVolumeThroughServe(t *testing.T) {
 	}
 	ls := func() lsReport {
 		t.Helper()
-		out, err := s.command("codegen", "ls", "--json").Output()
-		if err != nil {
-			t.Fatalf("codegen ls --json: %v", err)
-		}
 		var l lsReport
-		if err := json.Unmarshal(out, &l); err != nil {
-			t.Fatalf("codegen ls --json: %v: %q", err, out)
+		for _, c := range []struct {
+			args []string
+			into any
+		}{{[]string{"codegen", "ls", "--json"}, &l.Sandboxes}, {[]string{"codegen", "ls", "--volumes", "--json"}, &l.Volumes}} {
+			out, err := s.command(c.args...).Output()
+			if err != nil {
+				t.Fatalf("%v: %v", c.args, err)
+			}
+			if err := json.Unmarshal(out, c.into); err != nil {
+				t.Fatalf("%v: %v: %q", c.args, err, out)
+			}
 		}
 		return l
 	}

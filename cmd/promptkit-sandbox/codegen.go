@@ -308,13 +308,14 @@ func (e *cliEnv) codegenList(args []string) int {
 	var common commonFlags
 	fs := newFlagSet("codegen ls", e.stderr, &common)
 	socket := fs.String("socket", "", "the serve to ask (default: $"+envServeSocket+", else "+defaultSocket()+")")
-	asJSON := fs.Bool("json", false, `print a JSON object: {"sandboxes": [...], "volumes": [...]}`)
+	asJSON := fs.Bool("json", false, "print the sandboxes as a JSON array")
+	volumes := fs.Bool("volumes", false, "list the workspace volumes the plugins keep instead of the sandboxes")
 	extra, ok, code := parseInterspersed(fs, args)
 	if !ok {
 		return code
 	}
 	if len(extra) > 0 {
-		e.errorf("usage: promptkit-sandbox codegen ls [--socket PATH] [--json]")
+		e.errorf("usage: promptkit-sandbox codegen ls [--socket PATH] [--volumes] [--json]")
 		return exitUsage
 	}
 	ctx, stop := interruptible()
@@ -324,33 +325,43 @@ func (e *cliEnv) codegenList(args []string) int {
 		return code
 	}
 	defer done()
-	list, err := client.List(ctx, plugin.ListOptions{Usage: true})
+	// Usage costs the engine a stats call per sandbox: only a list of
+	// sandboxes shows it.
+	list, err := client.List(ctx, plugin.ListOptions{Usage: !*volumes})
 	if err != nil {
 		e.errorf("codegen ls: serve on %s: %v", path, err)
 		return exitSandbox
 	}
-	if *asJSON {
-		if list.Sandboxes == nil {
-			list.Sandboxes = []plugin.Provisioned{}
+	switch {
+	case *asJSON && *volumes:
+		printJSON(e.stdout, list.Volumes)
+	case *asJSON:
+		// The array it has always been, so that scripts reading it keep
+		// working: the volumes are --volumes --json.
+		printJSON(e.stdout, list.Sandboxes)
+	case *volumes:
+		printVolumes(e.stdout, list.Volumes)
+	default:
+		printList(e.stdout, list.Sandboxes)
+		if len(list.Volumes) > 0 {
+			fmt.Fprintln(e.stdout)
+			printVolumes(e.stdout, list.Volumes)
 		}
-		if list.Volumes == nil {
-			list.Volumes = []plugin.WorkspaceVolume{}
-		}
-		b, _ := json.Marshal(list)
-		fmt.Fprintf(e.stdout, "%s\n", b)
-		return exitOK
 	}
-	printList(e.stdout, list.Sandboxes)
-	printVolumes(e.stdout, list.Volumes)
 	return exitOK
 }
 
-// printVolumes lists the workspace volumes kept, after the sandboxes.
-func printVolumes(w io.Writer, vols []plugin.WorkspaceVolume) {
-	if len(vols) == 0 {
-		return
+// printJSON prints items as one JSON array, [] for none.
+func printJSON[T any](w io.Writer, items []T) {
+	if items == nil {
+		items = []T{}
 	}
-	fmt.Fprintln(w)
+	b, _ := json.Marshal(items)
+	fmt.Fprintf(w, "%s\n", b)
+}
+
+// printVolumes lists the workspace volumes kept.
+func printVolumes(w io.Writer, vols []plugin.WorkspaceVolume) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKSPACE VOLUME\tMODE\tATTACHED TO\tAGE")
 	for _, v := range vols {

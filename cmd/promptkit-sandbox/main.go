@@ -102,7 +102,7 @@ Commands:
              and print its MCP endpoint, token and a .mcp.json. With a serve of
              the config running on the socket, the serve holds the sandbox and
              up returns; otherwise up holds it until Ctrl-C, which releases it.
-  codegen ls [--socket PATH] [--json]
+  codegen ls [--socket PATH] [--volumes] [--json]
              List the sandboxes the serve holds (no tokens).
   codegen down ID [--socket PATH] [--purge]
              Release a sandbox the serve holds: its container and private

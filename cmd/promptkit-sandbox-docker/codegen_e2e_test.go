@@ -22,6 +22,7 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/internal/dockerbox"
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
 	"github.com/altairalabs/promptkit-sandbox/internal/otlptest"
+	"github.com/altairalabs/promptkit-sandbox/internal/scrapetest"
 )
 
 // killBound is how soon after the plugin's SIGKILL its codegen container
@@ -257,7 +258,8 @@ func TestCodegenThroughServe(t *testing.T) {
 	recv := otlptest.New(t)
 	s := newCodegenSetup(t)
 	s.env = []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + recv.URL}
-	serve := s.command("serve", "--plugin-dir", s.pluginDir, "--config", s.cfg)
+	metricsAddr := freeLoopbackAddr(t)
+	serve := s.command("serve", "--plugin-dir", s.pluginDir, "--config", s.cfg, "--metrics-addr", metricsAddr)
 	serve.Stderr = os.Stderr
 	if err := serve.Start(); err != nil {
 		t.Fatal(err)
@@ -303,9 +305,28 @@ func TestCodegenThroughServe(t *testing.T) {
 		t.Errorf("codegen ls: %s", ls)
 	}
 
+	// /metrics: the sandbox, counted by state, and what it uses now.
+	metricsURL := "http://" + metricsAddr + "/metrics"
+	metrics := scrapetest.Get(t, metricsURL)
+	of := `{id="` + r.ID + `",mode="docker_codegen",sandbox="code"}`
+	if !strings.Contains(metrics, `promptkit_sandbox_codegen_sandboxes{mode="docker_codegen",sandbox="code",state="running"} 1`+"\n") {
+		t.Errorf("/metrics does not count the running sandbox:\n%s", linesWith(metrics, "promptkit_sandbox_codegen"))
+	}
+	for _, name := range []string{"promptkit_sandbox_codegen_memory_bytes", "promptkit_sandbox_codegen_pids", "promptkit_sandbox_codegen_cpu_seconds_total"} {
+		if v, ok := sampleValue(metrics, name+of); !ok || v <= 0 {
+			t.Errorf("/metrics: %s%s = %v (found: %v), want more than 0:\n%s", name, of, v, ok, linesWith(metrics, "promptkit_sandbox_codegen"))
+		}
+	}
+	if v, _ := sampleValue(metrics, "promptkit_sandbox_codegen_memory_limit_bytes"+of); v != 512<<20 {
+		t.Errorf("/metrics: memory limit %v, want the entry's 512m", v)
+	}
+
 	// pause: ls says so, a call is refused with why; resume: it serves.
 	if out, err := s.command("codegen", "pause", r.ID).Output(); err != nil || string(out) != "paused "+r.ID+"\n" {
 		t.Fatalf("codegen pause: %v %q", err, out)
+	}
+	if m := scrapetest.Get(t, metricsURL); !strings.Contains(m, `promptkit_sandbox_codegen_sandboxes{mode="docker_codegen",sandbox="code",state="paused"} 1`+"\n") {
+		t.Errorf("/metrics does not count the paused sandbox:\n%s", linesWith(m, "promptkit_sandbox_codegen_sandboxes"))
 	}
 	if ls, err := s.command("codegen", "ls").Output(); err != nil || !strings.Contains(string(ls), "paused") {
 		t.Errorf("codegen ls while paused: %v\n%s", err, ls)
@@ -361,6 +382,9 @@ func TestCodegenThroughServe(t *testing.T) {
 		t.Fatalf("codegen down: %v", err)
 	}
 	waitGone(t, r.ID, 5*time.Second)
+	if m := scrapetest.Get(t, metricsURL); strings.Contains(m, r.ID) {
+		t.Errorf("/metrics still has the released sandbox:\n%s", linesWith(m, r.ID))
+	}
 	if _, err := os.Stat(r.Details["dir"]); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("private directory left after down: %v", err)
 	}

@@ -40,6 +40,7 @@ func metricsListenAddr(addr string) (string, error) {
 // metricsServer serves the hook metrics of one serve, with the Go runtime
 // and process collectors, on a listener of its own.
 type metricsServer struct {
+	reg  *prometheus.Registry
 	ln   net.Listener
 	http *http.Server
 	done chan struct{}
@@ -62,7 +63,7 @@ func serveMetrics(addr string, m *metrics.Collector, log hclog.Logger) (*metrics
 	}
 	mux := http.NewServeMux()
 	mux.Handle(pathMetrics, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	ms := &metricsServer{ln: ln, http: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
+	ms := &metricsServer{reg: reg, ln: ln, http: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
 	go func() {
 		defer close(ms.done)
 		if err := ms.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

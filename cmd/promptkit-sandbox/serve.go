@@ -9,6 +9,7 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/hooks/metrics"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/plugin/host"
 )
 
 // closeGrace bounds serve's shutdown after the calls have ended: closing
@@ -87,6 +88,11 @@ func (e *cliEnv) serve(args []string) int {
 	}
 	modes, names := servedModes(rt, cfg, common.telemetry.metrics)
 	providers := servedProviders(ctx, rt, cfg)
+	if h, ok := rt.Plugins().(*host.Host); ok && ms != nil && len(providers) > 0 {
+		if err := ms.reg.Register(newCodegenUsage(h, log.Named("metrics"))); err != nil {
+			log.Warn("metrics: codegen sandboxes not exported", "error", err)
+		}
+	}
 	for m := range providers {
 		delete(modes, m)
 	}

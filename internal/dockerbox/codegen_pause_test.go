@@ -90,12 +90,12 @@ func TestCodegenPauseResume(t *testing.T) {
 	} else {
 		// What it uses: memory and processes held, CPU time spent.
 		d := list[0].Details
-		for _, k := range []string{UsageMemory, UsagePids, UsageCPUSeconds} {
+		for _, k := range []string{provision.UsageMemory, provision.UsagePids, provision.UsageCPUSeconds} {
 			if v, err := strconv.ParseFloat(d[k], 64); err != nil || v <= 0 {
 				t.Errorf("List: %s = %q, want a positive number", k, d[k])
 			}
 		}
-		t.Logf("usage while paused: memory %s B, %s pids, %s s of CPU", d[UsageMemory], d[UsagePids], d[UsageCPUSeconds])
+		t.Logf("usage while paused: memory %s B, %s pids, %s s of CPU", d[provision.UsageMemory], d[provision.UsagePids], d[provision.UsageCPUSeconds])
 	}
 
 	start = time.Now()

@@ -11,19 +11,12 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
 )
 
-// The keys of a listed sandbox's Details that say what it uses now, as
-// the engine's one-shot stats tell: its memory (bytes, the page cache
-// of its tmpfs included), its processes, and the CPU time it has used
-// since it started (seconds). Left out when the engine does not answer
-// within usageTimeout.
-const (
-	UsageMemory     = "usage.memory_bytes"
-	UsageMemoryMax  = "usage.memory_limit_bytes"
-	UsagePids       = "usage.pids"
-	UsageCPUSeconds = "usage.cpu_seconds"
-)
+// What each sandbox uses now goes in its Details under the provision
+// package's Usage keys, from the engine's one-shot stats; they are left
+// out when the engine does not answer within usageTimeout.
 
 // usageTimeout bounds the stats of one List: ls must answer even when
 // the engine is slow.
@@ -62,10 +55,10 @@ func (b *codegenBox) usage(ctx context.Context, into map[string]string) {
 	if json.NewDecoder(res.Body).Decode(&st) != nil || st.Read.IsZero() {
 		return
 	}
-	into[UsageMemory] = strconv.FormatUint(st.MemoryStats.Usage, 10)
+	into[provision.UsageMemory] = strconv.FormatUint(st.MemoryStats.Usage, 10)
 	if st.MemoryStats.Limit > 0 {
-		into[UsageMemoryMax] = strconv.FormatUint(st.MemoryStats.Limit, 10)
+		into[provision.UsageMemoryMax] = strconv.FormatUint(st.MemoryStats.Limit, 10)
 	}
-	into[UsagePids] = strconv.FormatUint(st.PidsStats.Current, 10)
-	into[UsageCPUSeconds] = strconv.FormatFloat(float64(st.CPUStats.CPUUsage.TotalUsage)/1e9, 'f', 3, 64)
+	into[provision.UsagePids] = strconv.FormatUint(st.PidsStats.Current, 10)
+	into[provision.UsageCPUSeconds] = strconv.FormatFloat(float64(st.CPUStats.CPUUsage.TotalUsage)/1e9, 'f', 3, 64)
 }

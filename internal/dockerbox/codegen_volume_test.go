@@ -10,6 +10,7 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
 	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -118,10 +119,10 @@ func TestCodegenWorkspaceVolume(t *testing.T) {
 		}
 	}
 	// The engine is asked what a sandbox uses only when List asks.
-	if l, _ := p.List(ctx, plugin.ListOptions{}); len(l) != 1 || l[0].Details[UsageMemory] != "" {
+	if l, _ := p.List(ctx, plugin.ListOptions{}); len(l) != 1 || l[0].Details[provision.UsageMemory] != "" {
 		t.Errorf("sandboxes after the refusals, without usage: %+v", l)
 	}
-	if l, _ := p.List(ctx, plugin.ListOptions{Usage: true}); len(l) != 1 || l[0].Details[UsageMemory] == "" || l[0].WorkspaceVolume != vol {
+	if l, _ := p.List(ctx, plugin.ListOptions{Usage: true}); len(l) != 1 || l[0].Details[provision.UsageMemory] == "" || l[0].WorkspaceVolume != vol {
 		t.Errorf("sandboxes with usage: %+v", l)
 	}
 

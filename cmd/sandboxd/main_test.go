@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 }
 
 // binary builds sandboxd once per test run.
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	if _, err := os.Stat(sandboxdBin); err != nil {
 		plugintest.GoBuild(t, sandboxdBin, "./", "-X main.version=9.9.9")

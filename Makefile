@@ -79,7 +79,7 @@ help: ## list the targets
 
 all: build ## the same as build
 
-build: ## build promptkit-sandbox, its plugins and sandboxd into bin/
+build: ## build promptkit-sandbox, its plugins and sandboxd (with its D2 helper) into bin/
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/promptkit-sandbox ./cmd/promptkit-sandbox
 	@mkdir -p $(BIN)/plugins && chmod 755 $(BIN)/plugins
@@ -88,6 +88,7 @@ build: ## build promptkit-sandbox, its plugins and sandboxd into bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X main.version=$(KUBECTL_PLUGIN_VERSION)' \
 		-o $(BIN)/plugins/promptkit-sandbox-kubectl_v$(KUBECTL_PLUGIN_VERSION) ./cmd/promptkit-sandbox-kubectl
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/sandboxd ./cmd/sandboxd
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/sandboxd-diagram ./cmd/sandboxd/sandboxd-diagram
 
 # run: sandboxd, the codegen MCP daemon, serving WORKSPACE until Ctrl-C.
 # As root on a checkout root owns, the agent's commands run as UID 65532,

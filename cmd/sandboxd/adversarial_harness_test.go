@@ -123,7 +123,7 @@ func startAdv(t *testing.T, tr advTransport, o advOptions) *advDaemon {
 
 // stopGracefully sends SIGTERM and waits for the process, killing it
 // after 10 s.
-func stopGracefully(t *testing.T, cmd *exec.Cmd) {
+func stopGracefully(t testing.TB, cmd *exec.Cmd) {
 	if cmd.ProcessState != nil {
 		return
 	}

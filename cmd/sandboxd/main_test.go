@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/diagram"
 	"github.com/altairalabs/promptkit-sandbox/internal/plugintest"
 	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 )
@@ -34,10 +35,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// binary builds sandboxd once per test run.
-func binary(t *testing.T) string {
+// binary builds sandboxd once per test run, with its D2 helper next to
+// it as make build and the image put it.
+func binary(t testing.TB) string {
 	t.Helper()
 	if _, err := os.Stat(sandboxdBin); err != nil {
+		plugintest.GoBuild(t, filepath.Join(filepath.Dir(sandboxdBin), diagram.Helper), "./sandboxd-diagram", "")
 		plugintest.GoBuild(t, sandboxdBin, "./", "-X main.version=9.9.9")
 	}
 	return sandboxdBin

@@ -49,7 +49,7 @@ func (o *Options) plan(ctx context.Context) (plan, error) {
 		p.layers = append(p.layers, step)
 		parent = step.key
 	}
-	sandboxd, err := buildSandboxd(ctx, o.ModuleDir, o.CacheDir, o.Version)
+	sandboxd, helper, err := buildSandboxd(ctx, o.ModuleDir, o.CacheDir, o.Version)
 	if err != nil {
 		return plan{}, err
 	}
@@ -60,8 +60,12 @@ func (o *Options) plan(ctx context.Context) (plan, error) {
 		gitconfig:   gitconfig,
 		buildArgs:   buildArgs(),
 		sandboxdBin: sandboxd,
+		helperBin:   helper,
 	}
 	if p.top.sandboxd, err = fileHash(sandboxd); err != nil {
+		return plan{}, err
+	}
+	if p.top.helper, err = fileHash(helper); err != nil {
 		return plan{}, err
 	}
 	return p, nil
@@ -126,7 +130,10 @@ func (in topInputs) writeContext(dir string) error {
 			return err
 		}
 	}
-	return linkOrCopy(in.sandboxdBin, filepath.Join(dir, "sandboxd"), 0o755)
+	if err := linkOrCopy(in.sandboxdBin, filepath.Join(dir, "sandboxd"), 0o755); err != nil {
+		return err
+	}
+	return linkOrCopy(in.helperBin, filepath.Join(dir, "sandboxd-diagram"), 0o755)
 }
 
 // buildTop builds res.Ref: the last layer, on parentRef.

@@ -168,7 +168,7 @@ func (in debLayerInputs) key() string {
 }
 
 // topInputs is what the image's last layer adds to the language layers:
-// sandboxd, its git configuration and its user.
+// sandboxd, its D2 helper, its git configuration and its user.
 type topInputs struct {
 	parent     string // the key of the last language layer
 	languages  []string
@@ -176,8 +176,10 @@ type topInputs struct {
 	gitconfig  string
 	buildArgs  []string
 	sandboxd   []byte // sha256 of the binary
+	helper     []byte // sha256 of sandboxd-diagram, the D2 helper
 
 	sandboxdBin string // where it is; not hashed
+	helperBin   string // where the helper is; not hashed
 }
 
 func (in topInputs) key() string {
@@ -188,6 +190,7 @@ func (in topInputs) key() string {
 	x.field("gitconfig", []byte(in.gitconfig))
 	x.field("build-args", []byte(strings.Join(in.buildArgs, "\n")))
 	x.field("sandboxd", in.sandboxd)
+	x.field("sandboxd-diagram", in.helper)
 	return x.sum()
 }
 

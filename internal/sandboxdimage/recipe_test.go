@@ -84,7 +84,7 @@ func TestLayerKeysCoverTheirInputs(t *testing.T) {
 		"packages": func(i *debLayerInputs) { i.packages = []string{"python3", "flake8"} },
 		"script":   func(i *debLayerInputs) { i.script = "s2" },
 	})
-	top := topInputs{parent: "p", languages: []string{"go"}, dockerfile: "d", gitconfig: "g", buildArgs: []string{"UID=1"}, sandboxd: []byte{1}}
+	top := topInputs{parent: "p", languages: []string{"go"}, dockerfile: "d", gitconfig: "g", buildArgs: []string{"UID=1"}, sandboxd: []byte{1}, helper: []byte{2}}
 	assertKeyCovers(t, top, map[string]func(*topInputs){
 		"parent":     func(i *topInputs) { i.parent = "p2" },
 		"languages":  func(i *topInputs) { i.languages = []string{"go", "python"} },
@@ -92,6 +92,7 @@ func TestLayerKeysCoverTheirInputs(t *testing.T) {
 		"gitconfig":  func(i *topInputs) { i.gitconfig = "g2" },
 		"build args": func(i *topInputs) { i.buildArgs = []string{"UID=2"} },
 		"sandboxd":   func(i *topInputs) { i.sandboxd = []byte{3} },
+		"helper":     func(i *topInputs) { i.helper = []byte{4} },
 	})
 	// Where the files are does not matter, only what they hold.
 	moved := goIn
@@ -100,7 +101,7 @@ func TestLayerKeysCoverTheirInputs(t *testing.T) {
 		t.Error("moving the Go layer's inputs changed its key")
 	}
 	movedTop := top
-	movedTop.sandboxdBin = "/tmp/sandboxd"
+	movedTop.sandboxdBin, movedTop.helperBin = "/tmp/sandboxd", "/tmp/sandboxd-diagram"
 	if movedTop.key() != top.key() {
 		t.Error("moving sandboxd changed the key")
 	}

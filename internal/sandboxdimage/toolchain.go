@@ -60,17 +60,22 @@ func (tc toolchain) id() string {
 	return fmt.Sprintf("%s linux/%s %s without %s and testdata", tc.version, tc.goarch, tc.goroot, strings.Join(goExcludedTop, ","))
 }
 
-// buildSandboxd builds cmd/sandboxd from moduleDir into cacheDir and
-// returns its path. The output stays in the cache so that the go command,
-// finding it up to date, skips the link next time.
-func buildSandboxd(ctx context.Context, moduleDir, cacheDir, version string) (string, error) {
-	out := filepath.Join(cacheDir, "sandboxd-"+version)
-	_, err := goCommand(ctx, moduleDir, nil, "build", "-trimpath",
-		"-ldflags", "-s -w -X main.version="+version, "-o", out, "./cmd/sandboxd")
-	if err != nil {
-		return "", fmt.Errorf("building sandboxd: %w", err)
+// buildSandboxd builds cmd/sandboxd and its D2 helper,
+// cmd/sandboxd/sandboxd-diagram (which sandboxd finds next to itself),
+// from moduleDir into cacheDir and returns their paths. The outputs
+// stay in the cache so that the go command, finding them up to date,
+// skips the link next time.
+func buildSandboxd(ctx context.Context, moduleDir, cacheDir, version string) (sandboxd, helper string, err error) {
+	sandboxd = filepath.Join(cacheDir, "sandboxd-"+version)
+	helper = filepath.Join(cacheDir, "sandboxd-diagram-"+version)
+	for out, pkg := range map[string]string{sandboxd: "./cmd/sandboxd", helper: "./cmd/sandboxd/sandboxd-diagram"} {
+		_, err := goCommand(ctx, moduleDir, nil, "build", "-trimpath",
+			"-ldflags", "-s -w -X main.version="+version, "-o", out, pkg)
+		if err != nil {
+			return "", "", fmt.Errorf("building %s: %w", pkg, err)
+		}
 	}
-	return out, nil
+	return sandboxd, helper, nil
 }
 
 // goTool is a Go program the image carries, built on the host at a

@@ -8,8 +8,9 @@
 // out of all proportion to its size, and a goroutine can be neither
 // stopped nor limited, only a process.
 //
-// A child of sandboxd's own executable is told its function by
-// SANDBOXD_CHILD in its environment: main, and the TestMain of a package
-// whose tests start children, calls Serve first, which runs the function
-// and exits.
+// A child of sandboxd's own executable, or of a helper built with this
+// package (sandboxd-diagram, which alone links D2), is told its function
+// by SANDBOXD_CHILD in its environment: main, and the TestMain of a
+// package whose tests start children, calls Serve first, which runs the
+// function and exits.
 package child

@@ -131,7 +131,8 @@ type Failure struct{ Msg string }
 func (e *Failure) Error() string { return e.Msg }
 
 // Call runs the function registered as name in a child of self
-// (sandboxd's own executable), with input on its stdin, under lim (see
+// (sandboxd's own executable, or a helper whose main calls Serve), with
+// input on its stdin, under lim (see
 // Run), and returns its output. The function's own error comes back as
 // a *Failure.
 func Call(ctx context.Context, self, name string, lim Limits, input []byte) ([]byte, error) {

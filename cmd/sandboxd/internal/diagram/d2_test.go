@@ -130,3 +130,31 @@ func TestD2ErrorsComeBack(t *testing.T) {
 		t.Fatalf("err = %v, want the layout engine refused", err)
 	}
 }
+
+// TestD2WithoutTheHelper: a sandboxd without sandboxd-diagram next to it
+// says so.
+func TestD2WithoutTheHelper(t *testing.T) {
+	if got := HelperNextTo("/nonexistent/sandboxd"); got != "" {
+		t.Errorf("HelperNextTo found %q", got)
+	}
+	_, err := New("", HelperNextTo("/nonexistent/sandboxd"), DefaultLimits).Render(context.Background(), D2, SVG, "a -> b")
+	if want := "d2: unsupported: sandboxd-diagram is not installed next to sandboxd"; err == nil || err.Error() != want || !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+}
+
+// TestD2ThroughAHeldHelper: the name HoldHelper gives renders, and is
+// the descriptor's, not the path's.
+func TestD2ThroughAHeldHelper(t *testing.T) {
+	if got := HoldHelper(""); got != "" {
+		t.Errorf("HoldHelper(\"\") = %q", got)
+	}
+	held := HoldHelper(self(t))
+	if !strings.HasPrefix(held, "/proc/self/fd/") {
+		t.Fatalf("HoldHelper = %q", held)
+	}
+	img, err := New("", held, DefaultLimits).Render(context.Background(), D2, SVG, "a -> b: held")
+	if err != nil || !strings.Contains(string(img.Data), "held") {
+		t.Fatalf("err %v", err)
+	}
+}

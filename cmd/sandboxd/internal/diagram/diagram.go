@@ -75,9 +75,10 @@ var DefaultLimits = Limits{
 type Renderer struct {
 	// Dot is the path of Graphviz's dot; empty when it is not installed.
 	Dot string
-	// Self is this executable, which renders D2 in a child process (see
-	// child.Serve).
-	Self   string
+	// Helper is the executable that renders D2 in a child process (see
+	// the Helper constant and child.Serve); empty when it is not
+	// installed.
+	Helper string
 	Limits Limits
 }
 
@@ -135,7 +136,7 @@ func timedOut(lim Limits) error {
 }
 
 // New is a Renderer running dot at dotPath ("" if it is not installed)
-// and D2 in children of self, within lim.
-func New(dotPath, self string, lim Limits) *Renderer {
-	return &Renderer{Dot: dotPath, Self: self, Limits: lim}
+// and D2 in children of helper (the same), within lim.
+func New(dotPath, helper string, lim Limits) *Renderer {
+	return &Renderer{Dot: dotPath, Helper: helper, Limits: lim}
 }

@@ -14,17 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/child"
 	"github.com/altairalabs/promptkit-sandbox/internal/ci"
 )
 
-func TestMain(m *testing.M) {
-	child.Serve()
-	os.Exit(m.Run())
-}
-
-// self is the test binary, which renders D2 as sandboxd does (TestMain
-// calls child.Serve).
+// self is the test binary, which renders D2 as sandboxd-diagram does
+// (see TestMain).
 func self(t *testing.T) string {
 	t.Helper()
 	p, err := os.Executable()

@@ -133,7 +133,7 @@ func TestD2DeepSourceIsStoppedInTheChild(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("took %v to stop", took)
 	}
-	if left := child.Running(childD2); len(left) > 0 {
+	if left := child.Running(ChildD2); len(left) > 0 {
 		t.Errorf("renderers left running: %v", left)
 	}
 }

@@ -78,10 +78,10 @@ func InsertAfterMethod(name string, src []byte, recv, method, decl string) ([]by
 	if err != nil {
 		return nil, err
 	}
-	if !refPlain.MatchString(recv) {
+	if !refPlain().MatchString(recv) {
 		return nil, fmt.Errorf("receiver_type %q: want a type name, such as Server (no * or type parameters)", clip(recv))
 	}
-	if !refPlain.MatchString(method) {
+	if !refPlain().MatchString(method) {
 		return nil, fmt.Errorf("method_name %q: want a method name", clip(method))
 	}
 	anchor, err := findFunc(fset, f, recv+"."+method)

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"sync"
 	"syscall"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -50,20 +51,29 @@ func diagramFileNote(readOnly bool) string {
 
 // newDiagramRenderer finds dot on the daemon's own PATH (never the
 // agent's: a workspace directory on that PATH could hold a "dot" of the
-// agent's making) and renders D2 in children of this executable.
+// agent's making) and renders D2 in children of the helper next to
+// this executable.
 func newDiagramRenderer(runAs *syscall.Credential) *diagram.Renderer {
 	dot, err := exec.LookPath("dot")
 	if err != nil {
 		dot = ""
 	}
-	self, err := os.Executable()
-	if err != nil {
-		self = ""
-	}
 	lim := diagramLimits
 	lim.Credential = runAs
-	return diagram.New(dot, self, lim)
+	return diagram.New(dot, diagramHelper(), lim)
 }
+
+// diagramHelper is the executable that renders D2: diagram.Helper next
+// to sandboxd's, held open from the first call on (see
+// diagram.HoldHelper); "" when it is not there. The tests make it their
+// own binary.
+var diagramHelper = sync.OnceValue(func() string {
+	self, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return diagram.HoldHelper(diagram.HelperNextTo(self))
+})
 
 // diagramLimits bound every render; tests lower them (never from a
 // parallel test: servers read them when they start).

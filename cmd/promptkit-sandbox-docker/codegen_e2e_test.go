@@ -310,14 +310,14 @@ func TestCodegenThroughServe(t *testing.T) {
 	metrics := scrapetest.Get(t, metricsURL)
 	of := `{id="` + r.ID + `",mode="docker_codegen",sandbox="code"}`
 	if !strings.Contains(metrics, `promptkit_sandbox_codegen_sandboxes{mode="docker_codegen",sandbox="code",state="running"} 1`+"\n") {
-		t.Errorf("/metrics does not count the running sandbox:\n%s", linesWith(metrics, "promptkit_sandbox_codegen"))
+		t.Errorf("/metrics does not count the running sandbox:\n%s", scrapetest.Lines(metrics, "promptkit_sandbox_codegen"))
 	}
 	for _, name := range []string{"promptkit_sandbox_codegen_memory_bytes", "promptkit_sandbox_codegen_pids", "promptkit_sandbox_codegen_cpu_seconds_total"} {
-		if v, ok := sampleValue(metrics, name+of); !ok || v <= 0 {
-			t.Errorf("/metrics: %s%s = %v (found: %v), want more than 0:\n%s", name, of, v, ok, linesWith(metrics, "promptkit_sandbox_codegen"))
+		if v, ok := scrapetest.Value(metrics, name+of); !ok || v <= 0 {
+			t.Errorf("/metrics: %s%s = %v (found: %v), want more than 0:\n%s", name, of, v, ok, scrapetest.Lines(metrics, "promptkit_sandbox_codegen"))
 		}
 	}
-	if v, _ := sampleValue(metrics, "promptkit_sandbox_codegen_memory_limit_bytes"+of); v != 512<<20 {
+	if v, _ := scrapetest.Value(metrics, "promptkit_sandbox_codegen_memory_limit_bytes"+of); v != 512<<20 {
 		t.Errorf("/metrics: memory limit %v, want the entry's 512m", v)
 	}
 
@@ -326,7 +326,7 @@ func TestCodegenThroughServe(t *testing.T) {
 		t.Fatalf("codegen pause: %v %q", err, out)
 	}
 	if m := scrapetest.Get(t, metricsURL); !strings.Contains(m, `promptkit_sandbox_codegen_sandboxes{mode="docker_codegen",sandbox="code",state="paused"} 1`+"\n") {
-		t.Errorf("/metrics does not count the paused sandbox:\n%s", linesWith(m, "promptkit_sandbox_codegen_sandboxes"))
+		t.Errorf("/metrics does not count the paused sandbox:\n%s", scrapetest.Lines(m, "promptkit_sandbox_codegen_sandboxes"))
 	}
 	if ls, err := s.command("codegen", "ls").Output(); err != nil || !strings.Contains(string(ls), "paused") {
 		t.Errorf("codegen ls while paused: %v\n%s", err, ls)
@@ -383,7 +383,7 @@ func TestCodegenThroughServe(t *testing.T) {
 	}
 	waitGone(t, r.ID, 5*time.Second)
 	if m := scrapetest.Get(t, metricsURL); strings.Contains(m, r.ID) {
-		t.Errorf("/metrics still has the released sandbox:\n%s", linesWith(m, r.ID))
+		t.Errorf("/metrics still has the released sandbox:\n%s", scrapetest.Lines(m, r.ID))
 	}
 	if _, err := os.Stat(r.Details["dir"]); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("private directory left after down: %v", err)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"net"
-	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -20,27 +18,4 @@ func freeLoopbackAddr(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return addr
-}
-
-// sampleValue is the value of the sample named series (name and
-// labels, as Prometheus's text format writes them) in a scrape.
-func sampleValue(scrape, series string) (float64, bool) {
-	for _, l := range strings.Split(scrape, "\n") {
-		if v, ok := strings.CutPrefix(l, series+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			return f, err == nil
-		}
-	}
-	return 0, false
-}
-
-// linesWith is the lines of a scrape that hold s.
-func linesWith(scrape, s string) string {
-	var out []string
-	for _, l := range strings.Split(scrape, "\n") {
-		if strings.Contains(l, s) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
 }

@@ -53,7 +53,7 @@ func TestServeMetrics(t *testing.T) {
 		`promptkit_sandbox_hook_duration_seconds_count{hook="sh",sandbox="host"} 4`,
 	} {
 		if !strings.Contains(body, want+"\n") {
-			t.Errorf("the scrape has no %s:\n%s", want, grepLines(body, "promptkit_sandbox_"))
+			t.Errorf("the scrape has no %s:\n%s", want, scrapetest.Lines(body, "promptkit_sandbox_"))
 		}
 	}
 	if !strings.Contains(body, "go_goroutines ") {
@@ -118,14 +118,4 @@ func TestHookRunExportsItsSpan(t *testing.T) {
 	if backend.ParentID() != hook.ID() || backend.TraceID() != hook.TraceID() {
 		t.Errorf("direct.exec is not the hook span's child: parent %s, want %s", backend.ParentID(), hook.ID())
 	}
-}
-
-func grepLines(s, prefix string) string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.HasPrefix(l, prefix) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
 }

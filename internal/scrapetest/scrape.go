@@ -6,6 +6,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -33,4 +35,28 @@ func Get(t testing.TB, url string) string {
 		t.Fatalf("GET %s: %s, %v: %.512s", url, resp.Status, err, b)
 	}
 	return string(b)
+}
+
+// Value is the value of the sample named series (its name and labels as
+// Prometheus's text format writes them, `name{a="x",b="y"}`) in a
+// scrape; false when the scrape has none.
+func Value(scrape, series string) (float64, bool) {
+	for _, l := range strings.Split(scrape, "\n") {
+		if v, ok := strings.CutPrefix(l, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return f, err == nil
+		}
+	}
+	return 0, false
+}
+
+// Lines is the lines of a scrape that hold s, for a failure's message.
+func Lines(scrape, s string) string {
+	var out []string
+	for _, l := range strings.Split(scrape, "\n") {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-version"
 
 	"github.com/altairalabs/promptkit-sandbox/config"
+	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/plugin/discovery"
 	"github.com/altairalabs/promptkit-sandbox/plugin/lockfile"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
@@ -169,5 +170,47 @@ func TestCacheKeepsTheLock(t *testing.T) {
 	_, err := h.Open(config.Sandbox{Name: "sb", Mode: "alpha_direct"})
 	if err == nil || !strings.Contains(err.Error(), "refused to start plugin") {
 		t.Fatalf("err = %v, want the lock's refusal of %s", err, path)
+	}
+}
+
+// A start that stores what the cache already holds for the very same
+// file does not hash the file again (a plugin's binary is tens of
+// megabytes: the hash cost its cold start 13 ms); a file whose identity
+// moved is hashed. The entry's hash is replaced by a marker to tell.
+func TestCacheStoreHashesOnlyAMovedFile(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "promptkit-sandbox-x_v1.0.0")
+	if err := os.WriteFile(bin, []byte("a plugin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := describeCache{dir: filepath.Join(dir, "cache")}
+	d := plugin.Description{Name: "x", Version: "1.0.0"}
+	c.storeDescription(bin, d)
+	e, ok := c.read(bin)
+	if want, _ := discovery.SHA256(bin); !ok || e.SHA256 != want {
+		t.Fatalf("stored %+v, %v; want the file's hash %s", e, ok, want)
+	}
+	e.SHA256 = "marker"
+	c.write(e)
+
+	c.storeDescription(bin, d)
+	if e, _ := c.read(bin); e.SHA256 != "marker" {
+		t.Errorf("the same file was hashed again: %q", e.SHA256)
+	}
+	d.Version = "1.0.1"
+	c.storeDescription(bin, d)
+	if e, _ := c.read(bin); e.SHA256 != "marker" || e.Description.Version != "1.0.1" {
+		t.Errorf("a new description of the same file: %+v", e)
+	}
+
+	// The same bytes written again: the change time moves, so the
+	// file is hashed.
+	time.Sleep(10 * time.Millisecond)
+	if err := os.WriteFile(bin, []byte("a plugin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.storeDescription(bin, d)
+	if e, _ := c.read(bin); e.SHA256 == "marker" {
+		t.Error("a rewritten file was not hashed")
 	}
 }

@@ -49,8 +49,10 @@ type Client struct {
 	prov sandboxpb.ProviderClient
 	done context.Context // ends when the plugin process has exited
 
-	mu   sync.Mutex
-	name string
+	mu    sync.Mutex
+	name  string
+	serve bool     // the plugin serves Calls, said its last Describe
+	mux   *callMux // the Calls stream, made at the first call on it
 }
 
 // newClient wraps conn; done ends when the plugin process is known to be
@@ -89,6 +91,23 @@ func (c *Client) PluginName() string {
 	return c.name
 }
 
+// servesCalls says the plugin serves the Calls stream.
+func (c *Client) servesCalls() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.serve
+}
+
+// calls is the connection's Calls stream.
+func (c *Client) calls() *callMux {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mux == nil {
+		c.mux = &callMux{rpc: c.rpc}
+	}
+	return c.mux
+}
+
 // label names the plugin in error messages.
 func (c *Client) label() string {
 	if n := c.PluginName(); n != "" {
@@ -117,7 +136,7 @@ func (c *Client) Describe(ctx context.Context) (Description, error) {
 		d.Modes = append(d.Modes, ModeInfo{Name: m.GetName(), ConfigKeys: m.GetConfigKeys(), Description: m.GetDescription(), Provider: m.GetProvider()})
 	}
 	c.mu.Lock()
-	c.name = d.Name
+	c.name, c.serve = d.Name, resp.GetCalls()
 	c.mu.Unlock()
 	return d, nil
 }

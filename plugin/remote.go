@@ -19,6 +19,7 @@ import (
 	sandboxpb "github.com/altairalabs/promptkit-sandbox/shared/proto"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/shell"
+	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
 )
 
 // RemoteSandbox is a sandbox opened in a plugin process. It behaves as
@@ -93,7 +94,9 @@ func (r *RemoteSandbox) SpawnStreaming(ctx context.Context, req sandbox.Request,
 
 // call runs req in the plugin, handing the output to stdout and stderr
 // as it arrives; the response carries the truncation the plugin
-// reported.
+// reported. A call whose stdin fits one message goes on the
+// connection's Calls stream when the plugin serves it, any other on a
+// Spawn stream of its own.
 func (r *RemoteSandbox) call(ctx context.Context, req sandbox.Request, stdout, stderr outputSink) (resp sandbox.Response, err error) {
 	what := fmt.Sprintf("command %q", req.Command)
 	if ctx.Err() != nil {
@@ -102,44 +105,55 @@ func (r *RemoteSandbox) call(ctx context.Context, req sandbox.Request, stdout, s
 	if err := r.client.exited(); err != nil {
 		return resp, err
 	}
+	h := hop{r: r, ctx: ctx, what: what, timeout: req.Timeout}
+	if req.Timeout > 0 {
+		h.deadline = time.Now().Add(req.Timeout)
+	}
+	if len(req.Stdin) <= ChunkSize && r.client.servesCalls() {
+		return h.onCalls(req, stdout, stderr)
+	}
+	return h.onStream(req, stdout, stderr)
+}
 
-	// The stream ends when the plugin process is known to be gone, the
-	// plugin has not answered HopGrace past the call's timeout, or
-	// HopGrace after the caller gave up, whichever comes first: the host
-	// holds the timeout whatever the plugin does. When the caller gives
-	// up, the plugin is told (a cancel message), so that it ends the
-	// call and sends what the process wrote.
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+// hop is one call on its way to the plugin and back.
+type hop struct {
+	r        *RemoteSandbox
+	ctx      context.Context // the caller's
+	what     string
+	timeout  time.Duration
+	deadline time.Time // the call's own; zero without a timeout
+}
+
+// onStream runs the call on a Spawn stream of its own.
+//
+// The stream ends when the plugin process is known to be gone, the
+// plugin has not answered HopGrace past the call's timeout, or HopGrace
+// after the caller gave up, whichever comes first: the host holds the
+// timeout whatever the plugin does. When the caller gives up, the plugin
+// is told (a cancel message), so that it ends the call and sends what
+// the process wrote.
+func (h hop) onStream(req sandbox.Request, stdout, stderr outputSink) (resp sandbox.Response, err error) {
+	r := h.r
+	sctx, cancel := context.WithCancel(context.WithoutCancel(h.ctx))
 	defer cancel()
 	stop := context.AfterFunc(r.client.done, cancel)
 	defer stop()
-	hop := newHopStream(r.client.rpc)
-	stopCancel := context.AfterFunc(ctx, func() { hop.cancel(cancel) })
+	hs := newHopStream(r.client.rpc)
+	stopCancel := context.AfterFunc(h.ctx, func() { hs.cancel(cancel) })
 	defer stopCancel()
-	defer hop.stop()
-	var deadline time.Time
-	if req.Timeout > 0 {
-		deadline = time.Now().Add(req.Timeout)
+	defer hs.stop()
+	if !h.deadline.IsZero() {
 		var cancelHop context.CancelFunc
-		sctx, cancelHop = context.WithDeadline(sctx, deadline.Add(HopGrace))
+		sctx, cancelHop = context.WithDeadline(sctx, h.deadline.Add(HopGrace))
 		defer cancelHop()
 	}
-	fail := func(err error) error {
-		// Past the call's own timeout, with the plugin still there, the
-		// call timed out whichever context noticed first (a host bounds
-		// the whole call, a reopen included, by the same deadline).
-		if !deadline.IsZero() && !time.Now().Before(deadline) && sandbox.Done(sctx) && r.client.exited() == nil {
-			return sandbox.NewError(sandbox.KindTimeout, fmt.Sprintf("%s: timed out after %s (plugin %s did not answer within %s of it)",
-				what, req.Timeout, r.plugin, HopGrace), nil)
-		}
-		return r.streamError(ctx, what, req.Timeout, err)
-	}
+	fail := func(err error) error { return h.failure(sandbox.Done(sctx), err) }
 
 	stream, err := r.client.rpc.Spawn(sctx, grpc.MaxCallRecvMsgSize(maxMessage))
 	if err != nil {
 		return resp, fail(err)
 	}
-	if err := hop.sendRequest(stream, req, r.handle); err != nil {
+	if err := hs.sendRequest(stream, req, r.handle); err != nil {
 		if !errors.Is(err, io.EOF) {
 			return resp, fail(err)
 		}
@@ -150,7 +164,7 @@ func (r *RemoteSandbox) call(ctx context.Context, req sandbox.Request, stdout, s
 		msg, err := stream.Recv()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				err = errors.New("stream ended without a result")
+				err = errNoResult
 			}
 			return resp, fail(err)
 		}
@@ -160,28 +174,145 @@ func (r *RemoteSandbox) call(ctx context.Context, req sandbox.Request, stdout, s
 		case *sandboxpb.SpawnOutput_Stderr:
 			stderr.write(m.Stderr)
 		case *sandboxpb.SpawnOutput_Result:
-			stdout.write(m.Result.GetStdout())
-			stderr.write(m.Result.GetStderr())
-			resp.StdoutTruncated = m.Result.GetStdoutTruncated()
-			resp.StderrTruncated = m.Result.GetStderrTruncated()
-			err := errorOf(m.Result)
-			if sandbox.Done(ctx) {
-				// The plugin ended the call on the caller's cancel (or
-				// deadline): the caller's own reason is the error, the
-				// output is what the process wrote.
-				return resp, sandbox.ContextError(ctx, what, 0)
-			}
-			if !deadline.IsZero() && time.Now().After(deadline) && (err == nil || sandbox.KindOf(err) == sandbox.KindExit) {
-				// The plugin let the call run past its timeout: what it
-				// says came too late to count.
-				return resp, sandbox.NewError(sandbox.KindTimeout, fmt.Sprintf("%s: timed out after %s (plugin %s answered after it)",
-					what, req.Timeout, r.plugin), nil)
-			}
-			return resp, err
+			return h.result(m.Result, stdout, stderr)
 		default:
 			return resp, connectionError(r.plugin, "spawn: protocol error", errors.New("empty output message"))
 		}
 	}
+}
+
+// onCalls runs the call on the connection's Calls stream, under the same
+// rules as onStream: the host holds the timeout whatever the plugin
+// does, and a caller that gives up has the plugin told, its result
+// awaited HopGrace. What ends a Spawn stream here ends the call alone.
+func (h hop) onCalls(req sandbox.Request, stdout, stderr outputSink) (resp sandbox.Response, err error) {
+	r := h.r
+	cs, c, err := r.client.calls().add(r.limit)
+	if err != nil {
+		return resp, h.failure(false, err)
+	}
+	hopOver := atomic.Bool{}
+	// giveUp ends the call without its result: the plugin is told, and a
+	// start still being sent (a plugin that reads nothing) can only be
+	// stopped by ending the stream.
+	giveUp := func(err error) {
+		cs.drop(c)
+		if c.sending.Load() {
+			cs.fail(err)
+		} else {
+			cs.cancelCall(c)
+		}
+		c.finish(err)
+	}
+	stop := context.AfterFunc(r.client.done, func() { giveUp(r.client.exited()) })
+	defer stop()
+	if !h.deadline.IsZero() {
+		t := time.AfterFunc(time.Until(h.deadline.Add(HopGrace)), func() {
+			hopOver.Store(true)
+			giveUp(context.DeadlineExceeded)
+		})
+		defer t.Stop()
+	}
+	var cut *time.Timer
+	var cutMu sync.Mutex
+	stopCancel := context.AfterFunc(h.ctx, func() {
+		if c.sending.Load() {
+			giveUp(context.Cause(h.ctx))
+			return
+		}
+		cs.cancelCall(c)
+		cutMu.Lock()
+		cut = time.AfterFunc(HopGrace, func() { giveUp(context.Cause(h.ctx)) })
+		cutMu.Unlock()
+	})
+	defer func() {
+		stopCancel()
+		cutMu.Lock()
+		if cut != nil {
+			cut.Stop()
+		}
+		cutMu.Unlock()
+	}()
+
+	c.sending.Store(true)
+	err = cs.sendIn(&sandboxpb.CallInput{Id: c.id, Msg: &sandboxpb.CallInput_Start{Start: h.start(req)}})
+	c.sending.Store(false)
+	if err != nil {
+		cs.fail(err)
+		return resp, h.failure(hopOver.Load(), err)
+	}
+	for {
+		msgs, err := c.take()
+		if err != nil {
+			return resp, h.failure(hopOver.Load(), err)
+		}
+		for _, msg := range msgs {
+			switch m := msg.GetMsg().(type) {
+			case *sandboxpb.CallOutput_Stdout:
+				stdout.write(m.Stdout)
+			case *sandboxpb.CallOutput_Stderr:
+				stderr.write(m.Stderr)
+			case *sandboxpb.CallOutput_Result:
+				return h.result(m.Result, stdout, stderr)
+			case *sandboxpb.CallOutput_Refused:
+				return resp, h.failure(false, status.Error(codes.Code(m.Refused.GetCode()), m.Refused.GetMessage()))
+			default:
+				return resp, connectionError(r.plugin, "calls: protocol error", errors.New("empty output message"))
+			}
+		}
+	}
+}
+
+// start is the message that begins the call on Calls: all of stdin in
+// it, and the caller's trace context, which no stream metadata carries.
+func (h hop) start(req sandbox.Request) *sandboxpb.SpawnStart {
+	return &sandboxpb.SpawnStart{
+		Handle:        h.r.handle,
+		Command:       req.Command,
+		Args:          req.Args,
+		Env:           shell.MergeEnv(nil, req.Env, os.LookupEnv),
+		TimeoutNanos:  int64(max(req.Timeout, 0)),
+		StdinSize:     int64(len(req.Stdin)),
+		Stdin:         req.Stdin,
+		StdinComplete: true,
+		TraceContext:  tracing.ContextMap(h.ctx),
+	}
+}
+
+// result is the call's answer from the plugin's result message.
+func (h hop) result(res *sandboxpb.SpawnResult, stdout, stderr outputSink) (resp sandbox.Response, err error) {
+	stdout.write(res.GetStdout())
+	stderr.write(res.GetStderr())
+	resp.StdoutTruncated = res.GetStdoutTruncated()
+	resp.StderrTruncated = res.GetStderrTruncated()
+	err = errorOf(res)
+	if sandbox.Done(h.ctx) {
+		// The plugin ended the call on the caller's cancel (or
+		// deadline): the caller's own reason is the error, the output
+		// is what the process wrote.
+		return resp, sandbox.ContextError(h.ctx, h.what, 0)
+	}
+	if !h.deadline.IsZero() && time.Now().After(h.deadline) && (err == nil || sandbox.KindOf(err) == sandbox.KindExit) {
+		// The plugin let the call run past its timeout: what it says
+		// came too late to count.
+		return resp, sandbox.NewError(sandbox.KindTimeout, fmt.Sprintf("%s: timed out after %s (plugin %s answered after it)",
+			h.what, h.timeout, h.r.plugin), nil)
+	}
+	return resp, err
+}
+
+// failure classifies what ended a call without its result. hopOver says
+// the host stopped waiting for the plugin's answer HopGrace past the
+// call's deadline.
+func (h hop) failure(hopOver bool, err error) error {
+	// Past the call's own timeout, with the plugin still there, the call
+	// timed out whichever context noticed first (a host bounds the whole
+	// call, a reopen included, by the same deadline).
+	if !h.deadline.IsZero() && !time.Now().Before(h.deadline) && hopOver && h.r.client.exited() == nil {
+		return sandbox.NewError(sandbox.KindTimeout, fmt.Sprintf("%s: timed out after %s (plugin %s did not answer within %s of it)",
+			h.what, h.timeout, h.r.plugin, HopGrace), nil)
+	}
+	return h.r.streamError(h.ctx, h.what, h.timeout, err)
 }
 
 // hopStream is the host's side of one Spawn stream: the request, then,

@@ -68,6 +68,11 @@ type ServeOpts struct {
 	// environment (the host passes its own OTEL_* variables on), and
 	// makes no spans otherwise; NewServer makes none.
 	TracerProvider trace.TracerProvider
+	// SpawnStreamsOnly serves as plugins did before the Calls stream:
+	// every call on a Spawn stream of its own, as hosts that predate
+	// Calls ask. It is for testing hosts against such plugins, and a way
+	// out should the shared stream ever misbehave.
+	SpawnStreamsOnly bool
 }
 
 var semver = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)

@@ -45,6 +45,7 @@ type server struct {
 	providers     *providers
 	log           hclog.Logger
 	tracer        trace.Tracer
+	noCalls       bool // ServeOpts.SpawnStreamsOnly
 
 	mu       sync.Mutex
 	open     map[string]sandbox.Sandbox
@@ -61,6 +62,7 @@ func newServer(opts ServeOpts, log hclog.Logger) *server {
 	}
 	return &server{
 		tracer:       tp.Tracer("github.com/altairalabs/promptkit-sandbox/plugin"),
+		noCalls:      opts.SpawnStreamsOnly,
 		name:         opts.Name,
 		version:      opts.Version,
 		modes:        opts.Modes,
@@ -74,7 +76,7 @@ func newServer(opts ServeOpts, log hclog.Logger) *server {
 }
 
 func (s *server) Describe(context.Context, *sandboxpb.DescribeRequest) (*sandboxpb.DescribeResponse, error) {
-	resp := &sandboxpb.DescribeResponse{Name: s.name, Version: s.version, ProtocolVersion: ProtocolVersion}
+	resp := &sandboxpb.DescribeResponse{Name: s.name, Version: s.version, ProtocolVersion: ProtocolVersion, Calls: !s.noCalls}
 	for _, m := range s.modeNames() {
 		_, provider := s.providers.modes[m]
 		resp.Modes = append(resp.Modes, &sandboxpb.Mode{Name: m, ConfigKeys: s.keys[m], Description: s.descriptions[m], Provider: provider})

@@ -43,31 +43,13 @@ func (s *server) Spawn(stream sandboxpb.Sandbox_SpawnServer) error {
 	if err != nil {
 		return err
 	}
-	for _, kv := range start.GetEnv() {
-		if !strings.Contains(kv, "=") {
-			return status.Errorf(codes.InvalidArgument, "env entry %q has no value: the host resolves bare keys before sending", kv)
-		}
-	}
-	req := sandbox.Request{
-		Command: start.GetCommand(),
-		Args:    start.GetArgs(),
-		Env:     start.GetEnv(),
-		Stdin:   stdin,
-		Timeout: time.Duration(max(start.GetTimeoutNanos(), 0)),
+	req, err := requestOf(start, stdin)
+	if err != nil {
+		return err
 	}
 	if err := s.enter(); err != nil {
 		return err
 	}
-	// The call's span, a child of the host's: its trace context came in
-	// the stream's metadata. The backend's spans are children of this.
-	ctx, span := s.tracer.Start(tracing.Extract(ctx), "plugin.spawn",
-		trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(append(tracing.CommandAttrs(req.Command),
-			attribute.String("promptkit.plugin.name", s.name),
-			attribute.String("promptkit.sandbox.name", sb.Name()))...))
-	// Output goes out in chunks as it comes (while the process runs, if
-	// the backend streams); what is left at the end rides with the result,
-	// so a hook's verdict and its stderr come back in one message.
 	out := newStreamWriter(stream)
 	// A Cancel from the host ends the call as a cancelled context would,
 	// and sends what the hook wrote at once, as a timeout does.
@@ -75,6 +57,37 @@ func (s *server) Spawn(stream sandboxpb.Sandbox_SpawnServer) error {
 		unregister := s.inFlight(id, func() { out.flush(); cancel() })
 		defer unregister()
 	}
+	// The call's trace context came in the stream's metadata.
+	return s.run(tracing.Extract(ctx), sb, req, out)
+}
+
+// requestOf is the backend's request a start message and its stdin make.
+func requestOf(start *sandboxpb.SpawnStart, stdin []byte) (sandbox.Request, error) {
+	for _, kv := range start.GetEnv() {
+		if !strings.Contains(kv, "=") {
+			return sandbox.Request{}, status.Errorf(codes.InvalidArgument, "env entry %q has no value: the host resolves bare keys before sending", kv)
+		}
+	}
+	return sandbox.Request{
+		Command: start.GetCommand(),
+		Args:    start.GetArgs(),
+		Env:     start.GetEnv(),
+		Stdin:   stdin,
+		Timeout: time.Duration(max(start.GetTimeoutNanos(), 0)),
+	}, nil
+}
+
+// run calls the backend for a call the caller has entered (s.enter),
+// sending its output through out as it comes and its result last. ctx
+// carries the host's trace context and ends when the host gives up.
+func (s *server) run(ctx context.Context, sb sandbox.Sandbox, req sandbox.Request, out *streamWriter) error {
+	// The call's span, a child of the host's; the backend's spans are
+	// children of this.
+	ctx, span := s.tracer.Start(ctx, "plugin.spawn",
+		trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(append(tracing.CommandAttrs(req.Command),
+			attribute.String("promptkit.plugin.name", s.name),
+			attribute.String("promptkit.sandbox.name", sb.Name()))...))
 	if req.Timeout > 0 {
 		// The host waits only HopGrace past the timeout for the result:
 		// what the hook wrote goes out when the timeout fires, and what
@@ -102,7 +115,7 @@ func (s *server) Spawn(stream sandboxpb.Sandbox_SpawnServer) error {
 	if out.soon != nil {
 		out.soon.Stop()
 	}
-	return stream.Send(&sandboxpb.SpawnOutput{Msg: &sandboxpb.SpawnOutput_Result{Result: result}})
+	return out.stream.Send(&sandboxpb.SpawnOutput{Msg: &sandboxpb.SpawnOutput_Result{Result: result}})
 }
 
 // errResultSent ends a streamWriter once the result has gone out.

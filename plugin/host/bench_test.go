@@ -29,13 +29,16 @@ func benchSpawn(b *testing.B, sb sandbox.Sandbox, req sandbox.Request, wantOut i
 	}
 }
 
-func benchPluginSandbox(b *testing.B) sandbox.Sandbox {
+// benchPlugin opens mode of the test plugin installed as name.
+func benchPlugin(b *testing.B, name, mode string) sandbox.Sandbox {
 	b.Helper()
 	dir := b.TempDir()
-	install(b, testPlugin, dir, "promptkit-sandbox-test_v1.0.0")
+	install(b, testPlugin, dir, "promptkit-sandbox-"+name+"_v1.0.0")
 	h := newHost(b, Options{Dirs: []string{dir}})
-	return open(b, h, config.Sandbox{Mode: "test_direct"})
+	return open(b, h, config.Sandbox{Mode: name + "_" + mode})
 }
+
+func benchPluginSandbox(b *testing.B) sandbox.Sandbox { return benchPlugin(b, "test", "direct") }
 
 func BenchmarkSpawnInProcess(b *testing.B) {
 	benchSpawn(b, direct.New("bench", shell.Options{}), tinyRequest, 0)
@@ -43,6 +46,12 @@ func BenchmarkSpawnInProcess(b *testing.B) {
 
 func BenchmarkSpawnPlugin(b *testing.B) {
 	benchSpawn(b, benchPluginSandbox(b), tinyRequest, 0)
+}
+
+// BenchmarkSpawnPluginSpawnStreams is BenchmarkSpawnPlugin against a
+// plugin that predates the Calls stream: each call a stream of its own.
+func BenchmarkSpawnPluginSpawnStreams(b *testing.B) {
+	benchSpawn(b, benchPlugin(b, "legacy", "direct"), tinyRequest, 0)
 }
 
 func BenchmarkSpawnInProcess1MiB(b *testing.B) {
@@ -95,8 +104,9 @@ func BenchmarkHopInProcess(b *testing.B) {
 }
 
 func BenchmarkHopPlugin(b *testing.B) {
-	dir := b.TempDir()
-	install(b, testPlugin, dir, "promptkit-sandbox-test_v1.0.0")
-	h := newHost(b, Options{Dirs: []string{dir}})
-	benchSpawn(b, open(b, h, config.Sandbox{Mode: "test_noop"}), tinyRequest, len(tinyRequest.Stdin))
+	benchSpawn(b, benchPlugin(b, "test", "noop"), tinyRequest, len(tinyRequest.Stdin))
+}
+
+func BenchmarkHopPluginSpawnStreams(b *testing.B) {
+	benchSpawn(b, benchPlugin(b, "legacy", "noop"), tinyRequest, len(tinyRequest.Stdin))
 }

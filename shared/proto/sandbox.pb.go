@@ -139,7 +139,9 @@ type DescribeResponse struct {
 	// protocol_version is the version of this protocol the plugin speaks.
 	ProtocolVersion int32 `protobuf:"varint,3,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
 	// modes are the sandbox modes served, sorted by name.
-	Modes         []*Mode `protobuf:"bytes,4,rep,name=modes,proto3" json:"modes,omitempty"`
+	Modes []*Mode `protobuf:"bytes,4,rep,name=modes,proto3" json:"modes,omitempty"`
+	// calls says the plugin serves Calls.
+	Calls         bool `protobuf:"varint,5,opt,name=calls,proto3" json:"calls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -200,6 +202,13 @@ func (x *DescribeResponse) GetModes() []*Mode {
 		return x.Modes
 	}
 	return nil
+}
+
+func (x *DescribeResponse) GetCalls() bool {
+	if x != nil {
+		return x.Calls
+	}
+	return false
 }
 
 type Mode struct {
@@ -527,7 +536,11 @@ type SpawnStart struct {
 	StdinComplete bool   `protobuf:"varint,8,opt,name=stdin_complete,json=stdinComplete,proto3" json:"stdin_complete,omitempty"`
 	// call names the call for Cancel: unique among the host's calls in
 	// flight. Empty: the call can only be ended with its stream.
-	Call          string `protobuf:"bytes,9,opt,name=call,proto3" json:"call,omitempty"`
+	Call string `protobuf:"bytes,9,opt,name=call,proto3" json:"call,omitempty"`
+	// trace_context is the caller's W3C trace context (traceparent,
+	// tracestate) for a call on Calls, whose one stream's metadata cannot
+	// carry each call's.
+	TraceContext  map[string]string `protobuf:"bytes,10,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -625,6 +638,321 @@ func (x *SpawnStart) GetCall() string {
 	return ""
 }
 
+func (x *SpawnStart) GetTraceContext() map[string]string {
+	if x != nil {
+		return x.TraceContext
+	}
+	return nil
+}
+
+type CallInput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id names the call: unique among the stream's calls in flight.
+	Id uint64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Types that are valid to be assigned to Msg:
+	//
+	//	*CallInput_Start
+	//	*CallInput_Cancel
+	Msg           isCallInput_Msg `protobuf_oneof:"msg"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallInput) Reset() {
+	*x = CallInput{}
+	mi := &file_sandbox_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallInput) ProtoMessage() {}
+
+func (x *CallInput) ProtoReflect() protoreflect.Message {
+	mi := &file_sandbox_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallInput.ProtoReflect.Descriptor instead.
+func (*CallInput) Descriptor() ([]byte, []int) {
+	return file_sandbox_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *CallInput) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *CallInput) GetMsg() isCallInput_Msg {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *CallInput) GetStart() *SpawnStart {
+	if x != nil {
+		if x, ok := x.Msg.(*CallInput_Start); ok {
+			return x.Start
+		}
+	}
+	return nil
+}
+
+func (x *CallInput) GetCancel() *CallCancel {
+	if x != nil {
+		if x, ok := x.Msg.(*CallInput_Cancel); ok {
+			return x.Cancel
+		}
+	}
+	return nil
+}
+
+type isCallInput_Msg interface {
+	isCallInput_Msg()
+}
+
+type CallInput_Start struct {
+	// start begins the call; its stdin is complete.
+	Start *SpawnStart `protobuf:"bytes,2,opt,name=start,proto3,oneof"`
+}
+
+type CallInput_Cancel struct {
+	// cancel ends the call as Cancel would: its result still follows.
+	Cancel *CallCancel `protobuf:"bytes,3,opt,name=cancel,proto3,oneof"`
+}
+
+func (*CallInput_Start) isCallInput_Msg() {}
+
+func (*CallInput_Cancel) isCallInput_Msg() {}
+
+type CallCancel struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallCancel) Reset() {
+	*x = CallCancel{}
+	mi := &file_sandbox_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallCancel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallCancel) ProtoMessage() {}
+
+func (x *CallCancel) ProtoReflect() protoreflect.Message {
+	mi := &file_sandbox_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallCancel.ProtoReflect.Descriptor instead.
+func (*CallCancel) Descriptor() ([]byte, []int) {
+	return file_sandbox_proto_rawDescGZIP(), []int{8}
+}
+
+type CallOutput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Types that are valid to be assigned to Msg:
+	//
+	//	*CallOutput_Stdout
+	//	*CallOutput_Stderr
+	//	*CallOutput_Result
+	//	*CallOutput_Refused
+	Msg           isCallOutput_Msg `protobuf_oneof:"msg"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallOutput) Reset() {
+	*x = CallOutput{}
+	mi := &file_sandbox_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallOutput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallOutput) ProtoMessage() {}
+
+func (x *CallOutput) ProtoReflect() protoreflect.Message {
+	mi := &file_sandbox_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallOutput.ProtoReflect.Descriptor instead.
+func (*CallOutput) Descriptor() ([]byte, []int) {
+	return file_sandbox_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *CallOutput) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *CallOutput) GetMsg() isCallOutput_Msg {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *CallOutput) GetStdout() []byte {
+	if x != nil {
+		if x, ok := x.Msg.(*CallOutput_Stdout); ok {
+			return x.Stdout
+		}
+	}
+	return nil
+}
+
+func (x *CallOutput) GetStderr() []byte {
+	if x != nil {
+		if x, ok := x.Msg.(*CallOutput_Stderr); ok {
+			return x.Stderr
+		}
+	}
+	return nil
+}
+
+func (x *CallOutput) GetResult() *SpawnResult {
+	if x != nil {
+		if x, ok := x.Msg.(*CallOutput_Result); ok {
+			return x.Result
+		}
+	}
+	return nil
+}
+
+func (x *CallOutput) GetRefused() *CallRefused {
+	if x != nil {
+		if x, ok := x.Msg.(*CallOutput_Refused); ok {
+			return x.Refused
+		}
+	}
+	return nil
+}
+
+type isCallOutput_Msg interface {
+	isCallOutput_Msg()
+}
+
+type CallOutput_Stdout struct {
+	Stdout []byte `protobuf:"bytes,2,opt,name=stdout,proto3,oneof"`
+}
+
+type CallOutput_Stderr struct {
+	Stderr []byte `protobuf:"bytes,3,opt,name=stderr,proto3,oneof"`
+}
+
+type CallOutput_Result struct {
+	// result ends the call, as it ends a Spawn stream.
+	Result *SpawnResult `protobuf:"bytes,4,opt,name=result,proto3,oneof"`
+}
+
+type CallOutput_Refused struct {
+	// refused ends a call that never started, with the status a Spawn
+	// stream would have ended with.
+	Refused *CallRefused `protobuf:"bytes,5,opt,name=refused,proto3,oneof"`
+}
+
+func (*CallOutput_Stdout) isCallOutput_Msg() {}
+
+func (*CallOutput_Stderr) isCallOutput_Msg() {}
+
+func (*CallOutput_Result) isCallOutput_Msg() {}
+
+func (*CallOutput_Refused) isCallOutput_Msg() {}
+
+// CallRefused is a gRPC status: its code (google.golang.org/grpc/codes)
+// and message.
+type CallRefused struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Code          int32                  `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallRefused) Reset() {
+	*x = CallRefused{}
+	mi := &file_sandbox_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallRefused) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallRefused) ProtoMessage() {}
+
+func (x *CallRefused) ProtoReflect() protoreflect.Message {
+	mi := &file_sandbox_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallRefused.ProtoReflect.Descriptor instead.
+func (*CallRefused) Descriptor() ([]byte, []int) {
+	return file_sandbox_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *CallRefused) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *CallRefused) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 type CancelRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Call          string                 `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
@@ -634,7 +962,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_sandbox_proto_msgTypes[7]
+	mi := &file_sandbox_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -646,7 +974,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[7]
+	mi := &file_sandbox_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -659,7 +987,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{7}
+	return file_sandbox_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CancelRequest) GetCall() string {
@@ -678,7 +1006,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_sandbox_proto_msgTypes[8]
+	mi := &file_sandbox_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -690,7 +1018,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[8]
+	mi := &file_sandbox_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -703,7 +1031,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{8}
+	return file_sandbox_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CancelResponse) GetFound() bool {
@@ -721,7 +1049,7 @@ type StdinEnd struct {
 
 func (x *StdinEnd) Reset() {
 	*x = StdinEnd{}
-	mi := &file_sandbox_proto_msgTypes[9]
+	mi := &file_sandbox_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -733,7 +1061,7 @@ func (x *StdinEnd) String() string {
 func (*StdinEnd) ProtoMessage() {}
 
 func (x *StdinEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[9]
+	mi := &file_sandbox_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -746,7 +1074,7 @@ func (x *StdinEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StdinEnd.ProtoReflect.Descriptor instead.
 func (*StdinEnd) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{9}
+	return file_sandbox_proto_rawDescGZIP(), []int{13}
 }
 
 type SpawnOutput struct {
@@ -763,7 +1091,7 @@ type SpawnOutput struct {
 
 func (x *SpawnOutput) Reset() {
 	*x = SpawnOutput{}
-	mi := &file_sandbox_proto_msgTypes[10]
+	mi := &file_sandbox_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -775,7 +1103,7 @@ func (x *SpawnOutput) String() string {
 func (*SpawnOutput) ProtoMessage() {}
 
 func (x *SpawnOutput) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[10]
+	mi := &file_sandbox_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -788,7 +1116,7 @@ func (x *SpawnOutput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpawnOutput.ProtoReflect.Descriptor instead.
 func (*SpawnOutput) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{10}
+	return file_sandbox_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SpawnOutput) GetMsg() isSpawnOutput_Msg {
@@ -867,7 +1195,7 @@ type SpawnResult struct {
 
 func (x *SpawnResult) Reset() {
 	*x = SpawnResult{}
-	mi := &file_sandbox_proto_msgTypes[11]
+	mi := &file_sandbox_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -879,7 +1207,7 @@ func (x *SpawnResult) String() string {
 func (*SpawnResult) ProtoMessage() {}
 
 func (x *SpawnResult) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[11]
+	mi := &file_sandbox_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -892,7 +1220,7 @@ func (x *SpawnResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpawnResult.ProtoReflect.Descriptor instead.
 func (*SpawnResult) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{11}
+	return file_sandbox_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SpawnResult) GetKind() ErrorKind {
@@ -960,7 +1288,7 @@ type CloseRequest struct {
 
 func (x *CloseRequest) Reset() {
 	*x = CloseRequest{}
-	mi := &file_sandbox_proto_msgTypes[12]
+	mi := &file_sandbox_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -972,7 +1300,7 @@ func (x *CloseRequest) String() string {
 func (*CloseRequest) ProtoMessage() {}
 
 func (x *CloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[12]
+	mi := &file_sandbox_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -985,7 +1313,7 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
 func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{12}
+	return file_sandbox_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CloseRequest) GetHandle() string {
@@ -1003,7 +1331,7 @@ type CloseResponse struct {
 
 func (x *CloseResponse) Reset() {
 	*x = CloseResponse{}
-	mi := &file_sandbox_proto_msgTypes[13]
+	mi := &file_sandbox_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1015,7 +1343,7 @@ func (x *CloseResponse) String() string {
 func (*CloseResponse) ProtoMessage() {}
 
 func (x *CloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[13]
+	mi := &file_sandbox_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1028,7 +1356,7 @@ func (x *CloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseResponse.ProtoReflect.Descriptor instead.
 func (*CloseResponse) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{13}
+	return file_sandbox_proto_rawDescGZIP(), []int{17}
 }
 
 type ProvisionRequest struct {
@@ -1059,7 +1387,7 @@ type ProvisionRequest struct {
 
 func (x *ProvisionRequest) Reset() {
 	*x = ProvisionRequest{}
-	mi := &file_sandbox_proto_msgTypes[14]
+	mi := &file_sandbox_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1071,7 +1399,7 @@ func (x *ProvisionRequest) String() string {
 func (*ProvisionRequest) ProtoMessage() {}
 
 func (x *ProvisionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[14]
+	mi := &file_sandbox_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1084,7 +1412,7 @@ func (x *ProvisionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProvisionRequest.ProtoReflect.Descriptor instead.
 func (*ProvisionRequest) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{14}
+	return file_sandbox_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ProvisionRequest) GetName() string {
@@ -1138,7 +1466,7 @@ type ProvisionResponse struct {
 
 func (x *ProvisionResponse) Reset() {
 	*x = ProvisionResponse{}
-	mi := &file_sandbox_proto_msgTypes[15]
+	mi := &file_sandbox_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1150,7 +1478,7 @@ func (x *ProvisionResponse) String() string {
 func (*ProvisionResponse) ProtoMessage() {}
 
 func (x *ProvisionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[15]
+	mi := &file_sandbox_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1163,7 +1491,7 @@ func (x *ProvisionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProvisionResponse.ProtoReflect.Descriptor instead.
 func (*ProvisionResponse) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{15}
+	return file_sandbox_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ProvisionResponse) GetSandbox() *Provisioned {
@@ -1200,7 +1528,7 @@ type Provisioned struct {
 
 func (x *Provisioned) Reset() {
 	*x = Provisioned{}
-	mi := &file_sandbox_proto_msgTypes[16]
+	mi := &file_sandbox_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1212,7 +1540,7 @@ func (x *Provisioned) String() string {
 func (*Provisioned) ProtoMessage() {}
 
 func (x *Provisioned) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[16]
+	mi := &file_sandbox_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1225,7 +1553,7 @@ func (x *Provisioned) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Provisioned.ProtoReflect.Descriptor instead.
 func (*Provisioned) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{16}
+	return file_sandbox_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Provisioned) GetId() string {
@@ -1304,7 +1632,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_sandbox_proto_msgTypes[17]
+	mi := &file_sandbox_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1316,7 +1644,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[17]
+	mi := &file_sandbox_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1329,7 +1657,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{17}
+	return file_sandbox_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ReleaseRequest) GetId() string {
@@ -1354,7 +1682,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_sandbox_proto_msgTypes[18]
+	mi := &file_sandbox_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1366,7 +1694,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[18]
+	mi := &file_sandbox_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1379,7 +1707,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{18}
+	return file_sandbox_proto_rawDescGZIP(), []int{22}
 }
 
 type SetPausedRequest struct {
@@ -1393,7 +1721,7 @@ type SetPausedRequest struct {
 
 func (x *SetPausedRequest) Reset() {
 	*x = SetPausedRequest{}
-	mi := &file_sandbox_proto_msgTypes[19]
+	mi := &file_sandbox_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1405,7 +1733,7 @@ func (x *SetPausedRequest) String() string {
 func (*SetPausedRequest) ProtoMessage() {}
 
 func (x *SetPausedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[19]
+	mi := &file_sandbox_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1418,7 +1746,7 @@ func (x *SetPausedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPausedRequest.ProtoReflect.Descriptor instead.
 func (*SetPausedRequest) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{19}
+	return file_sandbox_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SetPausedRequest) GetId() string {
@@ -1443,7 +1771,7 @@ type SetPausedResponse struct {
 
 func (x *SetPausedResponse) Reset() {
 	*x = SetPausedResponse{}
-	mi := &file_sandbox_proto_msgTypes[20]
+	mi := &file_sandbox_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1455,7 +1783,7 @@ func (x *SetPausedResponse) String() string {
 func (*SetPausedResponse) ProtoMessage() {}
 
 func (x *SetPausedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[20]
+	mi := &file_sandbox_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1468,7 +1796,7 @@ func (x *SetPausedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPausedResponse.ProtoReflect.Descriptor instead.
 func (*SetPausedResponse) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{20}
+	return file_sandbox_proto_rawDescGZIP(), []int{24}
 }
 
 type ForkRequest struct {
@@ -1481,7 +1809,7 @@ type ForkRequest struct {
 
 func (x *ForkRequest) Reset() {
 	*x = ForkRequest{}
-	mi := &file_sandbox_proto_msgTypes[21]
+	mi := &file_sandbox_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1493,7 +1821,7 @@ func (x *ForkRequest) String() string {
 func (*ForkRequest) ProtoMessage() {}
 
 func (x *ForkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[21]
+	mi := &file_sandbox_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1506,7 +1834,7 @@ func (x *ForkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRequest.ProtoReflect.Descriptor instead.
 func (*ForkRequest) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{21}
+	return file_sandbox_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ForkRequest) GetId() string {
@@ -1532,7 +1860,7 @@ type ForkResponse struct {
 
 func (x *ForkResponse) Reset() {
 	*x = ForkResponse{}
-	mi := &file_sandbox_proto_msgTypes[22]
+	mi := &file_sandbox_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1544,7 +1872,7 @@ func (x *ForkResponse) String() string {
 func (*ForkResponse) ProtoMessage() {}
 
 func (x *ForkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[22]
+	mi := &file_sandbox_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1557,7 +1885,7 @@ func (x *ForkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkResponse.ProtoReflect.Descriptor instead.
 func (*ForkResponse) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{22}
+	return file_sandbox_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ForkResponse) GetSandboxes() []*Provisioned {
@@ -1580,7 +1908,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_sandbox_proto_msgTypes[23]
+	mi := &file_sandbox_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1592,7 +1920,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[23]
+	mi := &file_sandbox_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1605,7 +1933,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{23}
+	return file_sandbox_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListRequest) GetUsage() bool {
@@ -1627,7 +1955,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_sandbox_proto_msgTypes[24]
+	mi := &file_sandbox_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1639,7 +1967,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[24]
+	mi := &file_sandbox_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1652,7 +1980,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{24}
+	return file_sandbox_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListResponse) GetSandboxes() []*Provisioned {
@@ -1686,7 +2014,7 @@ type WorkspaceVolume struct {
 
 func (x *WorkspaceVolume) Reset() {
 	*x = WorkspaceVolume{}
-	mi := &file_sandbox_proto_msgTypes[25]
+	mi := &file_sandbox_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1698,7 +2026,7 @@ func (x *WorkspaceVolume) String() string {
 func (*WorkspaceVolume) ProtoMessage() {}
 
 func (x *WorkspaceVolume) ProtoReflect() protoreflect.Message {
-	mi := &file_sandbox_proto_msgTypes[25]
+	mi := &file_sandbox_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1711,7 +2039,7 @@ func (x *WorkspaceVolume) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkspaceVolume.ProtoReflect.Descriptor instead.
 func (*WorkspaceVolume) Descriptor() ([]byte, []int) {
-	return file_sandbox_proto_rawDescGZIP(), []int{25}
+	return file_sandbox_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *WorkspaceVolume) GetName() string {
@@ -1754,12 +2082,13 @@ var File_sandbox_proto protoreflect.FileDescriptor
 const file_sandbox_proto_rawDesc = "" +
 	"\n" +
 	"\rsandbox.proto\x12\x14promptkit.sandbox.v1\"\x11\n" +
-	"\x0fDescribeRequest\"\x9d\x01\n" +
+	"\x0fDescribeRequest\"\xb3\x01\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12)\n" +
 	"\x10protocol_version\x18\x03 \x01(\x05R\x0fprotocolVersion\x120\n" +
-	"\x05modes\x18\x04 \x03(\v2\x1a.promptkit.sandbox.v1.ModeR\x05modes\"y\n" +
+	"\x05modes\x18\x04 \x03(\v2\x1a.promptkit.sandbox.v1.ModeR\x05modes\x12\x14\n" +
+	"\x05calls\x18\x05 \x01(\bR\x05calls\"y\n" +
 	"\x04Mode\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1f\n" +
 	"\vconfig_keys\x18\x02 \x03(\tR\n" +
@@ -1780,7 +2109,7 @@ const file_sandbox_proto_rawDesc = "" +
 	"\x05start\x18\x01 \x01(\v2 .promptkit.sandbox.v1.SpawnStartH\x00R\x05start\x12\x16\n" +
 	"\x05stdin\x18\x02 \x01(\fH\x00R\x05stdin\x12=\n" +
 	"\tstdin_end\x18\x03 \x01(\v2\x1e.promptkit.sandbox.v1.StdinEndH\x00R\bstdinEndB\x05\n" +
-	"\x03msg\"\xf9\x01\n" +
+	"\x03msg\"\x93\x03\n" +
 	"\n" +
 	"SpawnStart\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\x12\x18\n" +
@@ -1792,7 +2121,30 @@ const file_sandbox_proto_rawDesc = "" +
 	"stdin_size\x18\x06 \x01(\x03R\tstdinSize\x12\x14\n" +
 	"\x05stdin\x18\a \x01(\fR\x05stdin\x12%\n" +
 	"\x0estdin_complete\x18\b \x01(\bR\rstdinComplete\x12\x12\n" +
-	"\x04call\x18\t \x01(\tR\x04call\"#\n" +
+	"\x04call\x18\t \x01(\tR\x04call\x12W\n" +
+	"\rtrace_context\x18\n" +
+	" \x03(\v22.promptkit.sandbox.v1.SpawnStart.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\x11TraceContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x98\x01\n" +
+	"\tCallInput\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x128\n" +
+	"\x05start\x18\x02 \x01(\v2 .promptkit.sandbox.v1.SpawnStartH\x00R\x05start\x12:\n" +
+	"\x06cancel\x18\x03 \x01(\v2 .promptkit.sandbox.v1.CallCancelH\x00R\x06cancelB\x05\n" +
+	"\x03msg\"\f\n" +
+	"\n" +
+	"CallCancel\"\xd3\x01\n" +
+	"\n" +
+	"CallOutput\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
+	"\x06stdout\x18\x02 \x01(\fH\x00R\x06stdout\x12\x18\n" +
+	"\x06stderr\x18\x03 \x01(\fH\x00R\x06stderr\x12;\n" +
+	"\x06result\x18\x04 \x01(\v2!.promptkit.sandbox.v1.SpawnResultH\x00R\x06result\x12=\n" +
+	"\arefused\x18\x05 \x01(\v2!.promptkit.sandbox.v1.CallRefusedH\x00R\arefusedB\x05\n" +
+	"\x03msg\";\n" +
+	"\vCallRefused\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"#\n" +
 	"\rCancelRequest\x12\x12\n" +
 	"\x04call\x18\x01 \x01(\tR\x04call\"&\n" +
 	"\x0eCancelResponse\x12\x14\n" +
@@ -1873,13 +2225,14 @@ const file_sandbox_proto_rawDesc = "" +
 	"\x0fERROR_KIND_EXIT\x10\x03\x12\x14\n" +
 	"\x10ERROR_KIND_START\x10\x04\x12\x18\n" +
 	"\x14ERROR_KIND_TRANSPORT\x10\x05\x12\x17\n" +
-	"\x13ERROR_KIND_CANCELED\x10\x062\xac\x03\n" +
+	"\x13ERROR_KIND_CANCELED\x10\x062\xfc\x03\n" +
 	"\aSandbox\x12Y\n" +
 	"\bDescribe\x12%.promptkit.sandbox.v1.DescribeRequest\x1a&.promptkit.sandbox.v1.DescribeResponse\x12M\n" +
 	"\x04Open\x12!.promptkit.sandbox.v1.OpenRequest\x1a\".promptkit.sandbox.v1.OpenResponse\x12P\n" +
 	"\x05Spawn\x12 .promptkit.sandbox.v1.SpawnInput\x1a!.promptkit.sandbox.v1.SpawnOutput(\x010\x01\x12P\n" +
 	"\x05Close\x12\".promptkit.sandbox.v1.CloseRequest\x1a#.promptkit.sandbox.v1.CloseResponse\x12S\n" +
-	"\x06Cancel\x12#.promptkit.sandbox.v1.CancelRequest\x1a$.promptkit.sandbox.v1.CancelResponse2\xbc\x03\n" +
+	"\x06Cancel\x12#.promptkit.sandbox.v1.CancelRequest\x1a$.promptkit.sandbox.v1.CancelResponse\x12N\n" +
+	"\x05Calls\x12\x1f.promptkit.sandbox.v1.CallInput\x1a .promptkit.sandbox.v1.CallOutput(\x010\x012\xbc\x03\n" +
 	"\bProvider\x12\\\n" +
 	"\tProvision\x12&.promptkit.sandbox.v1.ProvisionRequest\x1a'.promptkit.sandbox.v1.ProvisionResponse\x12V\n" +
 	"\aRelease\x12$.promptkit.sandbox.v1.ReleaseRequest\x1a%.promptkit.sandbox.v1.ReleaseResponse\x12M\n" +
@@ -1900,7 +2253,7 @@ func file_sandbox_proto_rawDescGZIP() []byte {
 }
 
 var file_sandbox_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_sandbox_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_sandbox_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_sandbox_proto_goTypes = []any{
 	(ErrorKind)(0),            // 0: promptkit.sandbox.v1.ErrorKind
 	(*DescribeRequest)(nil),   // 1: promptkit.sandbox.v1.DescribeRequest
@@ -1910,65 +2263,77 @@ var file_sandbox_proto_goTypes = []any{
 	(*OpenResponse)(nil),      // 5: promptkit.sandbox.v1.OpenResponse
 	(*SpawnInput)(nil),        // 6: promptkit.sandbox.v1.SpawnInput
 	(*SpawnStart)(nil),        // 7: promptkit.sandbox.v1.SpawnStart
-	(*CancelRequest)(nil),     // 8: promptkit.sandbox.v1.CancelRequest
-	(*CancelResponse)(nil),    // 9: promptkit.sandbox.v1.CancelResponse
-	(*StdinEnd)(nil),          // 10: promptkit.sandbox.v1.StdinEnd
-	(*SpawnOutput)(nil),       // 11: promptkit.sandbox.v1.SpawnOutput
-	(*SpawnResult)(nil),       // 12: promptkit.sandbox.v1.SpawnResult
-	(*CloseRequest)(nil),      // 13: promptkit.sandbox.v1.CloseRequest
-	(*CloseResponse)(nil),     // 14: promptkit.sandbox.v1.CloseResponse
-	(*ProvisionRequest)(nil),  // 15: promptkit.sandbox.v1.ProvisionRequest
-	(*ProvisionResponse)(nil), // 16: promptkit.sandbox.v1.ProvisionResponse
-	(*Provisioned)(nil),       // 17: promptkit.sandbox.v1.Provisioned
-	(*ReleaseRequest)(nil),    // 18: promptkit.sandbox.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),   // 19: promptkit.sandbox.v1.ReleaseResponse
-	(*SetPausedRequest)(nil),  // 20: promptkit.sandbox.v1.SetPausedRequest
-	(*SetPausedResponse)(nil), // 21: promptkit.sandbox.v1.SetPausedResponse
-	(*ForkRequest)(nil),       // 22: promptkit.sandbox.v1.ForkRequest
-	(*ForkResponse)(nil),      // 23: promptkit.sandbox.v1.ForkResponse
-	(*ListRequest)(nil),       // 24: promptkit.sandbox.v1.ListRequest
-	(*ListResponse)(nil),      // 25: promptkit.sandbox.v1.ListResponse
-	(*WorkspaceVolume)(nil),   // 26: promptkit.sandbox.v1.WorkspaceVolume
-	nil,                       // 27: promptkit.sandbox.v1.Provisioned.DetailsEntry
-	nil,                       // 28: promptkit.sandbox.v1.WorkspaceVolume.DetailsEntry
+	(*CallInput)(nil),         // 8: promptkit.sandbox.v1.CallInput
+	(*CallCancel)(nil),        // 9: promptkit.sandbox.v1.CallCancel
+	(*CallOutput)(nil),        // 10: promptkit.sandbox.v1.CallOutput
+	(*CallRefused)(nil),       // 11: promptkit.sandbox.v1.CallRefused
+	(*CancelRequest)(nil),     // 12: promptkit.sandbox.v1.CancelRequest
+	(*CancelResponse)(nil),    // 13: promptkit.sandbox.v1.CancelResponse
+	(*StdinEnd)(nil),          // 14: promptkit.sandbox.v1.StdinEnd
+	(*SpawnOutput)(nil),       // 15: promptkit.sandbox.v1.SpawnOutput
+	(*SpawnResult)(nil),       // 16: promptkit.sandbox.v1.SpawnResult
+	(*CloseRequest)(nil),      // 17: promptkit.sandbox.v1.CloseRequest
+	(*CloseResponse)(nil),     // 18: promptkit.sandbox.v1.CloseResponse
+	(*ProvisionRequest)(nil),  // 19: promptkit.sandbox.v1.ProvisionRequest
+	(*ProvisionResponse)(nil), // 20: promptkit.sandbox.v1.ProvisionResponse
+	(*Provisioned)(nil),       // 21: promptkit.sandbox.v1.Provisioned
+	(*ReleaseRequest)(nil),    // 22: promptkit.sandbox.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),   // 23: promptkit.sandbox.v1.ReleaseResponse
+	(*SetPausedRequest)(nil),  // 24: promptkit.sandbox.v1.SetPausedRequest
+	(*SetPausedResponse)(nil), // 25: promptkit.sandbox.v1.SetPausedResponse
+	(*ForkRequest)(nil),       // 26: promptkit.sandbox.v1.ForkRequest
+	(*ForkResponse)(nil),      // 27: promptkit.sandbox.v1.ForkResponse
+	(*ListRequest)(nil),       // 28: promptkit.sandbox.v1.ListRequest
+	(*ListResponse)(nil),      // 29: promptkit.sandbox.v1.ListResponse
+	(*WorkspaceVolume)(nil),   // 30: promptkit.sandbox.v1.WorkspaceVolume
+	nil,                       // 31: promptkit.sandbox.v1.SpawnStart.TraceContextEntry
+	nil,                       // 32: promptkit.sandbox.v1.Provisioned.DetailsEntry
+	nil,                       // 33: promptkit.sandbox.v1.WorkspaceVolume.DetailsEntry
 }
 var file_sandbox_proto_depIdxs = []int32{
 	3,  // 0: promptkit.sandbox.v1.DescribeResponse.modes:type_name -> promptkit.sandbox.v1.Mode
 	7,  // 1: promptkit.sandbox.v1.SpawnInput.start:type_name -> promptkit.sandbox.v1.SpawnStart
-	10, // 2: promptkit.sandbox.v1.SpawnInput.stdin_end:type_name -> promptkit.sandbox.v1.StdinEnd
-	12, // 3: promptkit.sandbox.v1.SpawnOutput.result:type_name -> promptkit.sandbox.v1.SpawnResult
-	0,  // 4: promptkit.sandbox.v1.SpawnResult.kind:type_name -> promptkit.sandbox.v1.ErrorKind
-	17, // 5: promptkit.sandbox.v1.ProvisionResponse.sandbox:type_name -> promptkit.sandbox.v1.Provisioned
-	27, // 6: promptkit.sandbox.v1.Provisioned.details:type_name -> promptkit.sandbox.v1.Provisioned.DetailsEntry
-	17, // 7: promptkit.sandbox.v1.ForkResponse.sandboxes:type_name -> promptkit.sandbox.v1.Provisioned
-	17, // 8: promptkit.sandbox.v1.ListResponse.sandboxes:type_name -> promptkit.sandbox.v1.Provisioned
-	26, // 9: promptkit.sandbox.v1.ListResponse.volumes:type_name -> promptkit.sandbox.v1.WorkspaceVolume
-	28, // 10: promptkit.sandbox.v1.WorkspaceVolume.details:type_name -> promptkit.sandbox.v1.WorkspaceVolume.DetailsEntry
-	1,  // 11: promptkit.sandbox.v1.Sandbox.Describe:input_type -> promptkit.sandbox.v1.DescribeRequest
-	4,  // 12: promptkit.sandbox.v1.Sandbox.Open:input_type -> promptkit.sandbox.v1.OpenRequest
-	6,  // 13: promptkit.sandbox.v1.Sandbox.Spawn:input_type -> promptkit.sandbox.v1.SpawnInput
-	13, // 14: promptkit.sandbox.v1.Sandbox.Close:input_type -> promptkit.sandbox.v1.CloseRequest
-	8,  // 15: promptkit.sandbox.v1.Sandbox.Cancel:input_type -> promptkit.sandbox.v1.CancelRequest
-	15, // 16: promptkit.sandbox.v1.Provider.Provision:input_type -> promptkit.sandbox.v1.ProvisionRequest
-	18, // 17: promptkit.sandbox.v1.Provider.Release:input_type -> promptkit.sandbox.v1.ReleaseRequest
-	24, // 18: promptkit.sandbox.v1.Provider.List:input_type -> promptkit.sandbox.v1.ListRequest
-	20, // 19: promptkit.sandbox.v1.Provider.SetPaused:input_type -> promptkit.sandbox.v1.SetPausedRequest
-	22, // 20: promptkit.sandbox.v1.Provider.Fork:input_type -> promptkit.sandbox.v1.ForkRequest
-	2,  // 21: promptkit.sandbox.v1.Sandbox.Describe:output_type -> promptkit.sandbox.v1.DescribeResponse
-	5,  // 22: promptkit.sandbox.v1.Sandbox.Open:output_type -> promptkit.sandbox.v1.OpenResponse
-	11, // 23: promptkit.sandbox.v1.Sandbox.Spawn:output_type -> promptkit.sandbox.v1.SpawnOutput
-	14, // 24: promptkit.sandbox.v1.Sandbox.Close:output_type -> promptkit.sandbox.v1.CloseResponse
-	9,  // 25: promptkit.sandbox.v1.Sandbox.Cancel:output_type -> promptkit.sandbox.v1.CancelResponse
-	16, // 26: promptkit.sandbox.v1.Provider.Provision:output_type -> promptkit.sandbox.v1.ProvisionResponse
-	19, // 27: promptkit.sandbox.v1.Provider.Release:output_type -> promptkit.sandbox.v1.ReleaseResponse
-	25, // 28: promptkit.sandbox.v1.Provider.List:output_type -> promptkit.sandbox.v1.ListResponse
-	21, // 29: promptkit.sandbox.v1.Provider.SetPaused:output_type -> promptkit.sandbox.v1.SetPausedResponse
-	23, // 30: promptkit.sandbox.v1.Provider.Fork:output_type -> promptkit.sandbox.v1.ForkResponse
-	21, // [21:31] is the sub-list for method output_type
-	11, // [11:21] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	14, // 2: promptkit.sandbox.v1.SpawnInput.stdin_end:type_name -> promptkit.sandbox.v1.StdinEnd
+	31, // 3: promptkit.sandbox.v1.SpawnStart.trace_context:type_name -> promptkit.sandbox.v1.SpawnStart.TraceContextEntry
+	7,  // 4: promptkit.sandbox.v1.CallInput.start:type_name -> promptkit.sandbox.v1.SpawnStart
+	9,  // 5: promptkit.sandbox.v1.CallInput.cancel:type_name -> promptkit.sandbox.v1.CallCancel
+	16, // 6: promptkit.sandbox.v1.CallOutput.result:type_name -> promptkit.sandbox.v1.SpawnResult
+	11, // 7: promptkit.sandbox.v1.CallOutput.refused:type_name -> promptkit.sandbox.v1.CallRefused
+	16, // 8: promptkit.sandbox.v1.SpawnOutput.result:type_name -> promptkit.sandbox.v1.SpawnResult
+	0,  // 9: promptkit.sandbox.v1.SpawnResult.kind:type_name -> promptkit.sandbox.v1.ErrorKind
+	21, // 10: promptkit.sandbox.v1.ProvisionResponse.sandbox:type_name -> promptkit.sandbox.v1.Provisioned
+	32, // 11: promptkit.sandbox.v1.Provisioned.details:type_name -> promptkit.sandbox.v1.Provisioned.DetailsEntry
+	21, // 12: promptkit.sandbox.v1.ForkResponse.sandboxes:type_name -> promptkit.sandbox.v1.Provisioned
+	21, // 13: promptkit.sandbox.v1.ListResponse.sandboxes:type_name -> promptkit.sandbox.v1.Provisioned
+	30, // 14: promptkit.sandbox.v1.ListResponse.volumes:type_name -> promptkit.sandbox.v1.WorkspaceVolume
+	33, // 15: promptkit.sandbox.v1.WorkspaceVolume.details:type_name -> promptkit.sandbox.v1.WorkspaceVolume.DetailsEntry
+	1,  // 16: promptkit.sandbox.v1.Sandbox.Describe:input_type -> promptkit.sandbox.v1.DescribeRequest
+	4,  // 17: promptkit.sandbox.v1.Sandbox.Open:input_type -> promptkit.sandbox.v1.OpenRequest
+	6,  // 18: promptkit.sandbox.v1.Sandbox.Spawn:input_type -> promptkit.sandbox.v1.SpawnInput
+	17, // 19: promptkit.sandbox.v1.Sandbox.Close:input_type -> promptkit.sandbox.v1.CloseRequest
+	12, // 20: promptkit.sandbox.v1.Sandbox.Cancel:input_type -> promptkit.sandbox.v1.CancelRequest
+	8,  // 21: promptkit.sandbox.v1.Sandbox.Calls:input_type -> promptkit.sandbox.v1.CallInput
+	19, // 22: promptkit.sandbox.v1.Provider.Provision:input_type -> promptkit.sandbox.v1.ProvisionRequest
+	22, // 23: promptkit.sandbox.v1.Provider.Release:input_type -> promptkit.sandbox.v1.ReleaseRequest
+	28, // 24: promptkit.sandbox.v1.Provider.List:input_type -> promptkit.sandbox.v1.ListRequest
+	24, // 25: promptkit.sandbox.v1.Provider.SetPaused:input_type -> promptkit.sandbox.v1.SetPausedRequest
+	26, // 26: promptkit.sandbox.v1.Provider.Fork:input_type -> promptkit.sandbox.v1.ForkRequest
+	2,  // 27: promptkit.sandbox.v1.Sandbox.Describe:output_type -> promptkit.sandbox.v1.DescribeResponse
+	5,  // 28: promptkit.sandbox.v1.Sandbox.Open:output_type -> promptkit.sandbox.v1.OpenResponse
+	15, // 29: promptkit.sandbox.v1.Sandbox.Spawn:output_type -> promptkit.sandbox.v1.SpawnOutput
+	18, // 30: promptkit.sandbox.v1.Sandbox.Close:output_type -> promptkit.sandbox.v1.CloseResponse
+	13, // 31: promptkit.sandbox.v1.Sandbox.Cancel:output_type -> promptkit.sandbox.v1.CancelResponse
+	10, // 32: promptkit.sandbox.v1.Sandbox.Calls:output_type -> promptkit.sandbox.v1.CallOutput
+	20, // 33: promptkit.sandbox.v1.Provider.Provision:output_type -> promptkit.sandbox.v1.ProvisionResponse
+	23, // 34: promptkit.sandbox.v1.Provider.Release:output_type -> promptkit.sandbox.v1.ReleaseResponse
+	29, // 35: promptkit.sandbox.v1.Provider.List:output_type -> promptkit.sandbox.v1.ListResponse
+	25, // 36: promptkit.sandbox.v1.Provider.SetPaused:output_type -> promptkit.sandbox.v1.SetPausedResponse
+	27, // 37: promptkit.sandbox.v1.Provider.Fork:output_type -> promptkit.sandbox.v1.ForkResponse
+	27, // [27:38] is the sub-list for method output_type
+	16, // [16:27] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_sandbox_proto_init() }
@@ -1981,7 +2346,17 @@ func file_sandbox_proto_init() {
 		(*SpawnInput_Stdin)(nil),
 		(*SpawnInput_StdinEnd)(nil),
 	}
-	file_sandbox_proto_msgTypes[10].OneofWrappers = []any{
+	file_sandbox_proto_msgTypes[7].OneofWrappers = []any{
+		(*CallInput_Start)(nil),
+		(*CallInput_Cancel)(nil),
+	}
+	file_sandbox_proto_msgTypes[9].OneofWrappers = []any{
+		(*CallOutput_Stdout)(nil),
+		(*CallOutput_Stderr)(nil),
+		(*CallOutput_Result)(nil),
+		(*CallOutput_Refused)(nil),
+	}
+	file_sandbox_proto_msgTypes[14].OneofWrappers = []any{
 		(*SpawnOutput_Stdout)(nil),
 		(*SpawnOutput_Stderr)(nil),
 		(*SpawnOutput_Result)(nil),
@@ -1992,7 +2367,7 @@ func file_sandbox_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sandbox_proto_rawDesc), len(file_sandbox_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   28,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

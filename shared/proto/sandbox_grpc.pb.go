@@ -35,6 +35,7 @@ const (
 	Sandbox_Spawn_FullMethodName    = "/promptkit.sandbox.v1.Sandbox/Spawn"
 	Sandbox_Close_FullMethodName    = "/promptkit.sandbox.v1.Sandbox/Close"
 	Sandbox_Cancel_FullMethodName   = "/promptkit.sandbox.v1.Sandbox/Cancel"
+	Sandbox_Calls_FullMethodName    = "/promptkit.sandbox.v1.Sandbox/Calls"
 )
 
 // SandboxClient is the client API for Sandbox service.
@@ -60,6 +61,15 @@ type SandboxClient interface {
 	// call not in flight is no error (found is false). A plugin without
 	// Cancel answers Unimplemented; the host then ends the stream instead.
 	Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error)
+	// Calls carries many calls on one stream, each named by the id its
+	// messages carry, so that a call costs no stream of its own: the host
+	// opens it once per connection and keeps it. Input: a start (whose
+	// stdin is complete: a call whose stdin does not fit one message uses
+	// Spawn), then perhaps a cancel. Output: stdout and stderr chunks,
+	// then exactly one result, or a refusal in place of all of them. The
+	// calls end with the stream, as a Spawn call ends with its own. Served
+	// by plugins whose Describe says calls; a host asks others for Spawn.
+	Calls(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallInput, CallOutput], error)
 }
 
 type sandboxClient struct {
@@ -123,6 +133,19 @@ func (c *sandboxClient) Cancel(ctx context.Context, in *CancelRequest, opts ...g
 	return out, nil
 }
 
+func (c *sandboxClient) Calls(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallInput, CallOutput], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Sandbox_ServiceDesc.Streams[1], Sandbox_Calls_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[CallInput, CallOutput]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Sandbox_CallsClient = grpc.BidiStreamingClient[CallInput, CallOutput]
+
 // SandboxServer is the server API for Sandbox service.
 // All implementations must embed UnimplementedSandboxServer
 // for forward compatibility.
@@ -146,6 +169,15 @@ type SandboxServer interface {
 	// call not in flight is no error (found is false). A plugin without
 	// Cancel answers Unimplemented; the host then ends the stream instead.
 	Cancel(context.Context, *CancelRequest) (*CancelResponse, error)
+	// Calls carries many calls on one stream, each named by the id its
+	// messages carry, so that a call costs no stream of its own: the host
+	// opens it once per connection and keeps it. Input: a start (whose
+	// stdin is complete: a call whose stdin does not fit one message uses
+	// Spawn), then perhaps a cancel. Output: stdout and stderr chunks,
+	// then exactly one result, or a refusal in place of all of them. The
+	// calls end with the stream, as a Spawn call ends with its own. Served
+	// by plugins whose Describe says calls; a host asks others for Spawn.
+	Calls(grpc.BidiStreamingServer[CallInput, CallOutput]) error
 	mustEmbedUnimplementedSandboxServer()
 }
 
@@ -170,6 +202,9 @@ func (UnimplementedSandboxServer) Close(context.Context, *CloseRequest) (*CloseR
 }
 func (UnimplementedSandboxServer) Cancel(context.Context, *CancelRequest) (*CancelResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Cancel not implemented")
+}
+func (UnimplementedSandboxServer) Calls(grpc.BidiStreamingServer[CallInput, CallOutput]) error {
+	return status.Errorf(codes.Unimplemented, "method Calls not implemented")
 }
 func (UnimplementedSandboxServer) mustEmbedUnimplementedSandboxServer() {}
 func (UnimplementedSandboxServer) testEmbeddedByValue()                 {}
@@ -271,6 +306,13 @@ func _Sandbox_Cancel_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Sandbox_Calls_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(SandboxServer).Calls(&grpc.GenericServerStream[CallInput, CallOutput]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Sandbox_CallsServer = grpc.BidiStreamingServer[CallInput, CallOutput]
+
 // Sandbox_ServiceDesc is the grpc.ServiceDesc for Sandbox service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -299,6 +341,12 @@ var Sandbox_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Spawn",
 			Handler:       _Sandbox_Spawn_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "Calls",
+			Handler:       _Sandbox_Calls_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
 		},

@@ -26,6 +26,10 @@
 // Named stall, it prints a line to stderr and never completes the
 // go-plugin handshake.
 //
+// Named with the prefix "legacy", it serves as plugins did before the
+// Calls stream (plugin.ServeOpts.SpawnStreamsOnly): every call on a Spawn
+// stream of its own.
+//
 // With TESTPLUGIN_STARTED_DIR set it creates a file named for its pid
 // there when it starts, so tests can count and find plugin processes.
 //
@@ -114,9 +118,10 @@ func main() {
 		}
 	}
 	plugin.Serve(plugin.ServeOpts{
-		Logger:  log,
-		Name:    name,
-		Version: ver,
+		SpawnStreamsOnly: strings.HasPrefix(name, "legacy"),
+		Logger:           log,
+		Name:             name,
+		Version:          ver,
 		Modes: map[string]sandbox.Factory{
 			name + "_direct": direct.Factory,
 			name + "_env":    openEnv,

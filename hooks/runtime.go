@@ -399,14 +399,10 @@ func (rt *Runtime) closeSandboxes() error {
 	var errs []error
 	var wg sync.WaitGroup
 	for name, sb := range rt.sandboxes {
-		c, ok := sb.(sandbox.Closer)
-		if !ok {
-			continue
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := c.Close(); err != nil {
+			if err := sandbox.Close(sb); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("close sandbox %q: %w", name, err))
 				mu.Unlock()

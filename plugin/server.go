@@ -216,17 +216,15 @@ func (s *server) Close(_ context.Context, req *sandboxpb.CloseRequest) (*sandbox
 	return &sandboxpb.CloseResponse{}, nil
 }
 
+// closeSandbox closes sb; a panic in its Close is its bug, and must not
+// take down every other sandbox the process serves.
 func closeSandbox(sb sandbox.Sandbox) (err error) {
-	c, ok := sb.(sandbox.Closer)
-	if !ok {
-		return nil
-	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("sandbox %s: Close panicked: %v", sb.Name(), r)
 		}
 	}()
-	return c.Close()
+	return sandbox.Close(sb)
 }
 
 // shutdown runs once the gRPC server has stopped, which cancelled every

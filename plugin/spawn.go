@@ -133,15 +133,8 @@ func (s *server) spawn(ctx context.Context, sb sandbox.Sandbox, req sandbox.Requ
 			resp = sandbox.Response{Err: err}
 		}
 	}()
-	if st, ok := sb.(sandbox.Streamer); ok {
-		return st.SpawnStreaming(ctx, req, out.stdout(), out.stderr())
-	}
-	resp, err = sb.Spawn(ctx, req)
 	// Send errors are kept in out.err and end the stream.
-	_, _ = out.stdout().Write(resp.Stdout)
-	_, _ = out.stderr().Write(resp.Stderr)
-	resp.Stdout, resp.Stderr = nil, nil
-	return resp, err
+	return sandbox.SpawnTo(ctx, sb, req, out.stdout(), out.stderr())
 }
 
 // streamWriter sends a backend's output as it is written. Each stream is

@@ -47,9 +47,7 @@ func (a *Adapter) declarationFactory(mode string) pksandbox.Factory {
 		if err != nil {
 			return nil, err
 		}
-		if c, ok := checked.(sandbox.Closer); ok {
-			_ = c.Close()
-		}
+		_ = sandbox.Close(checked)
 		a.mu.Lock()
 		if a.decls == nil {
 			a.decls = map[string]config.Sandbox{}

@@ -29,9 +29,7 @@ type entry struct {
 func (e *entry) close() error {
 	<-e.ready
 	e.closeOnce.Do(func() {
-		if c, ok := e.sb.(sandbox.Closer); ok {
-			e.closeErr = c.Close()
-		}
+		e.closeErr = sandbox.Close(e.sb)
 	})
 	return e.closeErr
 }

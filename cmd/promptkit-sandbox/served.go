@@ -62,7 +62,7 @@ func servedModes(rt *hooks.Runtime, cfg string, m *metrics.Collector) (map[strin
 		if !ok {
 			continue
 		}
-		l := lend(sb, m)
+		l := lent{sb, m}
 		modes[servedMode(cfg, name)] = func(string, map[string]any) (sandbox.Sandbox, error) { return l, nil }
 	}
 	return modes, names
@@ -106,26 +106,19 @@ func (l lent) OutputLimit() int {
 	return 0
 }
 
-// lentStreamer is a lent Streamer: output goes to exec as it is written,
-// not only when the call ends.
-type lentStreamer struct {
-	lent
-	st sandbox.Streamer
-}
-
-// What the hook writes goes to exec as it comes (within the plugin
+// SpawnStreaming passes output on as the sandbox gives it. What the hook writes goes to exec as it comes (within the plugin
 // server's StreamDelay), not with the result: exec shows a long hook's
 // progress, and should this serve be stopped mid-call, exec passes on what
 // it received.
-func (l lentStreamer) SpawnStreaming(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (sandbox.Response, error) {
+func (l lent) SpawnStreaming(ctx context.Context, req sandbox.Request, stdout, stderr io.Writer) (sandbox.Response, error) {
 	if l.m == nil {
-		return l.st.SpawnStreaming(ctx, req, stdout, stderr)
+		return sandbox.SpawnTo(ctx, l.sb, req, stdout, stderr)
 	}
 	// A streamed stdout is not kept in the response: the start of it is
 	// kept here, to read a verdict from.
 	peek := &verdictPeek{}
 	start := time.Now()
-	resp, err := l.st.SpawnStreaming(ctx, req, io.MultiWriter(stdout, peek), stderr)
+	resp, err := sandbox.SpawnTo(ctx, l.sb, req, io.MultiWriter(stdout, peek), stderr)
 	counted := resp
 	if !peek.over {
 		counted.Stdout = peek.buf
@@ -153,11 +146,4 @@ func (p *verdictPeek) Write(b []byte) (int, error) {
 		p.buf = append(p.buf, b...)
 	}
 	return len(b), nil
-}
-
-func lend(sb sandbox.Sandbox, m *metrics.Collector) sandbox.Sandbox {
-	if st, ok := sb.(sandbox.Streamer); ok {
-		return lentStreamer{lent{sb, m}, st}
-	}
-	return lent{sb, m}
 }

@@ -114,17 +114,9 @@ func (e *cliEnv) spawnThrough(ctx context.Context, f *spawnFlags, sb sandbox.San
 		Stdin:   stdin,
 		Timeout: *f.timeout,
 	}
-	var resp sandbox.Response
-	if st, ok := sb.(sandbox.Streamer); ok {
-		// A backend may write both streams at once; ours may be one
-		// writer.
-		var mu sync.Mutex
-		resp, err = st.SpawnStreaming(ctx, req, lockedWriter{&mu, e.stdout}, lockedWriter{&mu, e.stderr})
-	} else {
-		resp, err = sb.Spawn(ctx, req)
-		_, _ = e.stdout.Write(resp.Stdout)
-		_, _ = e.stderr.Write(resp.Stderr)
-	}
+	// A backend may write both streams at once; ours may be one writer.
+	var mu sync.Mutex
+	resp, err := sandbox.SpawnTo(ctx, sb, req, lockedWriter{&mu, e.stdout}, lockedWriter{&mu, e.stderr})
 	if resp.StdoutTruncated {
 		e.errorf("%s: stdout was truncated at the sandbox's output limit", f.cmd)
 	}

@@ -163,13 +163,11 @@ func openCell(t *testing.T, c Cell, cfg map[string]any) sandbox.Sandbox {
 	if sb == nil {
 		t.Fatal("Open returned no sandbox")
 	}
-	if cl, ok := sb.(sandbox.Closer); ok {
-		t.Cleanup(func() {
-			if err := cl.Close(); err != nil {
-				t.Errorf("Close: %v", err)
-			}
-		})
-	}
+	t.Cleanup(func() {
+		if err := sandbox.Close(sb); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
 	return sb
 }
 

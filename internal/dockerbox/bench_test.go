@@ -3,11 +3,15 @@ package dockerbox
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/config"
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/plugin/host"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -144,6 +148,31 @@ func BenchmarkDockerExecCLI(b *testing.B) {
 func BenchmarkDockerExec(b *testing.B) {
 	dockertest.Require(b)
 	benchSandbox(b, benchOpen(b, ExecFactory, map[string]any{"container": benchContainer(b)}))
+}
+
+// BenchmarkDockerExecPlugin is BenchmarkDockerExec through the docker
+// plugin binary, as the host runs it: the difference is the plugin hop
+// (issue 32's target: at most 1.10x BenchmarkDockerExec).
+func BenchmarkDockerExecPlugin(b *testing.B) {
+	dockertest.Require(b)
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "promptkit-sandbox-docker_v1.2.3")
+	build := exec.Command("go", "build", "-o", bin, "-ldflags", "-X main.version=1.2.3", "../../cmd/promptkit-sandbox-docker")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build plugin: %v\n%s", err, out)
+	}
+	h, err := host.New(host.Options{Dirs: []string{dir}, CacheDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { h.Close() })
+	sb, err := h.Open(config.Sandbox{Name: "bench", Mode: ExecMode, Config: map[string]any{"container": benchContainer(b)}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { sb.(sandbox.Closer).Close() })
+	benchSandbox(b, sb)
 }
 
 // BenchmarkDockerExecNoResident is docker_exec with resident: false: an

@@ -28,7 +28,7 @@ func busyboxImage(t *testing.T) string {
 }
 
 // uniqueName is a sandbox name (and so a label value) no other test uses.
-func uniqueName(t *testing.T) string {
+func uniqueName(t testing.TB) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	n := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))

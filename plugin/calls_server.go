@@ -142,7 +142,7 @@ func (m *callsServer) cancel(id uint64) {
 func (m *callsServer) refuse(id uint64, err error) {
 	st := status.Convert(err)
 	_ = m.sendOut(&sandboxpb.CallOutput{Id: id, Msg: &sandboxpb.CallOutput_Refused{
-		Refused: &sandboxpb.CallRefused{Code: int32(st.Code()), Message: st.Message()},
+		Refused: &sandboxpb.CallRefused{Code: uint32(st.Code()), Message: st.Message()},
 	}})
 }
 

@@ -903,7 +903,7 @@ func (*CallOutput_Refused) isCallOutput_Msg() {}
 // and message.
 type CallRefused struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Code          int32                  `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	Code          uint32                 `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
 	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -939,7 +939,7 @@ func (*CallRefused) Descriptor() ([]byte, []int) {
 	return file_sandbox_proto_rawDescGZIP(), []int{10}
 }
 
-func (x *CallRefused) GetCode() int32 {
+func (x *CallRefused) GetCode() uint32 {
 	if x != nil {
 		return x.Code
 	}
@@ -2143,7 +2143,7 @@ const file_sandbox_proto_rawDesc = "" +
 	"\arefused\x18\x05 \x01(\v2!.promptkit.sandbox.v1.CallRefusedH\x00R\arefusedB\x05\n" +
 	"\x03msg\";\n" +
 	"\vCallRefused\x12\x12\n" +
-	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
+	"\x04code\x18\x01 \x01(\rR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\"#\n" +
 	"\rCancelRequest\x12\x12\n" +
 	"\x04call\x18\x01 \x01(\tR\x04call\"&\n" +

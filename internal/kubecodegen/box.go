@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/loopback"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
@@ -21,6 +22,7 @@ import (
 // box is one provisioned sandbox.
 type box struct {
 	cs      kubernetes.Interface
+	rc      *rest.Config // for the exec that reads its usage (usage.go)
 	host    string
 	o       objects
 	idle    time.Duration

@@ -23,6 +23,9 @@ const (
 	managedBy      = "promptkit-sandbox-kubectl"
 )
 
+// containerName is the sandbox Pod's one container, sandboxd's.
+const containerName = "sandboxd"
+
 // Port is where sandboxd listens in its Pod, and the Service's port.
 const Port = 7424
 
@@ -180,7 +183,7 @@ func (o objects) pod(owner *corev1.Secret) *corev1.Pod {
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 			Containers: []corev1.Container{{
-				Name:            "sandboxd",
+				Name:            containerName,
 				Image:           o.set.image,
 				ImagePullPolicy: corev1.PullIfNotPresent,
 				Command:         []string{"sandboxd"},

@@ -35,6 +35,9 @@ var Calls = []struct{ Verb, Group, Resource string }{
 	{"create", "", "services"}, {"delete", "", "services"},
 	{"create", "", "pods"}, {"get", "", "pods"}, {"delete", "", "pods"},
 	{"get", "", "pods/log"}, // sandboxd's last words when it fails to come up
+	// A cat of the sandbox container's cgroup files, for its usage in a
+	// List that asks for it (usage.go); get for the WebSocket exec.
+	{"create", "", "pods/exec"}, {"get", "", "pods/exec"},
 	// A Lease per sandbox, renewed while the plugin holds it; the
 	// expired ones of killed plugins are swept (lease.go).
 	{"create", "coordination.k8s.io", "leases"}, {"patch", "coordination.k8s.io", "leases"},
@@ -76,9 +79,14 @@ func (p *Provider) Release(ctx context.Context, id string, opts plugin.ReleaseOp
 	return p.boxes.Release(ctx, id, opts)
 }
 
-// List returns the sandboxes held, without their tokens.
-func (p *Provider) List(context.Context, plugin.ListOptions) ([]plugin.Provisioned, error) {
-	return p.boxes.List(), nil
+// List returns the sandboxes held, without their tokens; with
+// opts.Usage, what each uses now (usage.go).
+func (p *Provider) List(ctx context.Context, opts plugin.ListOptions) ([]plugin.Provisioned, error) {
+	list := p.boxes.List()
+	if opts.Usage {
+		p.withUsage(ctx, list)
+	}
+	return list, nil
 }
 
 // Close drains the warm pools and releases every sandbox: nothing the
@@ -134,7 +142,7 @@ func (p *Provider) start(ctx context.Context, name string, set settings) (*box, 
 		return nil, sandbox.NewError(sandbox.KindStart, Mode, err)
 	}
 	id := newID()
-	b := &box{cs: cs, host: rc.Host, idle: set.idle, log: p.log, stopLease: make(chan struct{}),
+	b := &box{cs: cs, rc: rc, host: rc.Host, idle: set.idle, log: p.log, stopLease: make(chan struct{}),
 		o: objects{id: id, name: podPrefix + id, ns: ns, sandboxName: name, set: set}}
 	if n, err := p.leases.sweep(ctx, b); err != nil {
 		p.log.Warn("sweeping the sandboxes of plugins that are gone", "namespace", ns, "error", err)

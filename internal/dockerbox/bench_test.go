@@ -3,9 +3,7 @@ package dockerbox
 import (
 	"bytes"
 	"context"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -155,13 +153,7 @@ func BenchmarkDockerExec(b *testing.B) {
 // (issue 32's target: at most 1.10x BenchmarkDockerExec).
 func BenchmarkDockerExecPlugin(b *testing.B) {
 	dockertest.Require(b)
-	dir := b.TempDir()
-	bin := filepath.Join(dir, "promptkit-sandbox-docker_v1.2.3")
-	build := exec.Command("go", "build", "-o", bin, "-ldflags", "-X main.version=1.2.3", "../../cmd/promptkit-sandbox-docker")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build plugin: %v\n%s", err, out)
-	}
+	dir := buildPlugin(b)
 	h, err := host.New(host.Options{Dirs: []string{dir}, CacheDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)

@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +35,20 @@ func uniqueName(t testing.TB) string {
 	_, _ = rand.Read(b[:])
 	n := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
 	return "t-" + n + "-" + hex.EncodeToString(b[:])
+}
+
+// buildPlugin builds the docker plugin, version 1.2.3, into a directory
+// of its own for a plugin host to find, and returns the directory.
+func buildPlugin(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "promptkit-sandbox-docker_v1.2.3")
+	build := exec.Command("go", "build", "-o", bin, "-ldflags", "-X main.version=1.2.3", "../../cmd/promptkit-sandbox-docker")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build plugin: %v\n%s", err, out)
+	}
+	return dir
 }
 
 func docker(t testing.TB, args ...string) string {

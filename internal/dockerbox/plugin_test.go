@@ -3,9 +3,7 @@ package dockerbox
 import (
 	"context"
 	"errors"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,13 +20,7 @@ import (
 // dead plugin's container when it starts.
 func TestPluginEndToEnd(t *testing.T) {
 	img := busyboxImage(t)
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "promptkit-sandbox-docker_v1.2.3")
-	build := exec.Command("go", "build", "-o", bin, "-ldflags", "-X main.version=1.2.3", "../../cmd/promptkit-sandbox-docker")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build plugin: %v\n%s", err, out)
-	}
+	dir := buildPlugin(t)
 
 	// A container left by a plugin process that died.
 	dead := exec.Command("true")

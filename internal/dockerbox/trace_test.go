@@ -3,8 +3,6 @@ package dockerbox
 import (
 	"context"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -24,13 +22,7 @@ func TestPluginTraceReachesDocker(t *testing.T) {
 	img := busyboxImage(t)
 	recv := otlptest.New(t)
 	t.Setenv(tracing.EnvOTLPEndpoint, recv.URL)
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "promptkit-sandbox-docker_v1.2.3")
-	build := exec.Command("go", "build", "-o", bin, "-ldflags", "-X main.version=1.2.3", "../../cmd/promptkit-sandbox-docker")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build plugin: %v\n%s", err, out)
-	}
+	dir := buildPlugin(t)
 	ctx := ctxTimeout(t, 2*time.Minute)
 	tp, err := tracing.NewProviderFromEnv(ctx, "host", "0.0.0", os.Getenv)
 	if err != nil || tp == nil {

@@ -25,7 +25,7 @@ func testOptions(t testing.TB) Options {
 	t.Helper()
 	reg := sandbox.NewRegistry()
 	for _, mode := range []string{"docker_run", "kubectl_exec"} {
-		err := reg.Register(mode, func(name string, _ map[string]any) (sandbox.Sandbox, error) {
+		err := reg.Register(mode, func(_ context.Context, name string, _ map[string]any) (sandbox.Sandbox, error) {
 			return nopSandbox{name}, nil
 		})
 		if err != nil {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"reflect"
@@ -56,7 +57,7 @@ func TestModesFor(t *testing.T) {
 func TestModesFromARegistryThatServesDirect(t *testing.T) {
 	reg := sandbox.NewRegistry()
 	for _, m := range []string{Direct, "zeta"} {
-		if err := reg.Register(m, func(string, map[string]any) (sandbox.Sandbox, error) { return nil, nil }); err != nil {
+		if err := reg.Register(m, func(context.Context, string, map[string]any) (sandbox.Sandbox, error) { return nil, nil }); err != nil {
 			t.Fatal(err)
 		}
 	}

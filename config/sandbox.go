@@ -102,6 +102,15 @@ func (p *parser) sandbox(e pair, modes ModeSet, checkModes bool) (Sandbox, bool)
 // open_timeout; a plugin whose Open never returns must not hang the host.
 const DefaultOpenTimeout = sandbox.DefaultOpenTimeout
 
+// OpenBound is how long opening s may take: its open_timeout, or
+// DefaultOpenTimeout for an entry built without one.
+func (s Sandbox) OpenBound() time.Duration {
+	if s.OpenTimeout > 0 {
+		return s.OpenTimeout
+	}
+	return DefaultOpenTimeout
+}
+
 // openTimeout reads open_timeout, a positive Go duration ("45s").
 func (p *parser) openTimeout(v *yaml.Node, entry string) time.Duration {
 	s, ok := p.str(v, entry, "open_timeout")

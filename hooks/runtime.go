@@ -350,10 +350,13 @@ func (rt *Runtime) Close(ctx context.Context) error {
 }
 
 // openSandbox opens a declared sandbox: built-in modes through the
-// registry, the rest through the plugins.
+// registry, the rest through the plugins; either way within the entry's
+// open_timeout.
 func (rt *Runtime) openSandbox(builtin *sandbox.Registry, s config.Sandbox) (sandbox.Sandbox, error) {
 	if builtin.Serves(s.Mode) || rt.plugins == nil {
-		return builtin.Open(s.Name, s.Mode, s.Config)
+		ctx, cancel := context.WithTimeout(context.Background(), s.OpenBound())
+		defer cancel()
+		return builtin.Open(ctx, s.Name, s.Mode, s.Config)
 	}
 	return rt.plugins.Open(s)
 }

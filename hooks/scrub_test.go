@@ -232,7 +232,7 @@ type envBox struct {
 	env []string
 }
 
-func openEnvBox(name string, cfg map[string]any) (sandbox.Sandbox, error) {
+func openEnvBox(_ context.Context, name string, cfg map[string]any) (sandbox.Sandbox, error) {
 	b := &envBox{Sandbox: direct.New(name, shell.Options{})}
 	for k, v := range cfg {
 		list, ok := v.([]any)

@@ -22,7 +22,7 @@ var benchCases = []struct {
 }
 
 func BenchmarkLocalSpawn(b *testing.B) {
-	sb, err := direct.Factory("bench", nil)
+	sb, err := direct.Factory(context.Background(), "bench", nil)
 	if err != nil {
 		b.Fatal(err)
 	}

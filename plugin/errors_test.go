@@ -54,7 +54,7 @@ func TestErrorsMatchInProcess(t *testing.T) {
 	checkGoroutines(t)
 	h := startServer(t, nil)
 	cfg := map[string]any{"kill_grace": "100ms"}
-	local, err := direct.Factory("errs", cfg)
+	local, err := direct.Factory(context.Background(), "errs", cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,10 +415,10 @@ func TestResultEncoding(t *testing.T) {
 // comes back as its plain words.
 func TestOpenErrorsKeepTheirKind(t *testing.T) {
 	h := startServer(t, map[string]sandbox.Factory{
-		"down": func(string, map[string]any) (sandbox.Sandbox, error) {
+		"down": func(context.Context, string, map[string]any) (sandbox.Sandbox, error) {
 			return nil, sandbox.NewError(sandbox.KindTransport, "docker engine at unix:///x.sock is unreachable", nil)
 		},
-		"picky": func(string, map[string]any) (sandbox.Sandbox, error) {
+		"picky": func(context.Context, string, map[string]any) (sandbox.Sandbox, error) {
 			return nil, errors.New(`config: unknown key "colour"`)
 		},
 	})

@@ -211,7 +211,7 @@ func addFake(t *testing.T, f *fakeSandbox) {
 	})
 }
 
-func fakeFactory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
+func fakeFactory(_ context.Context, name string, cfg map[string]any) (sandbox.Sandbox, error) {
 	fakesMu.Lock()
 	defer fakesMu.Unlock()
 	f, ok := fakes[name]

@@ -52,7 +52,7 @@ func TestOpenValidationErrorIsVerbatim(t *testing.T) {
 		{"imgae": "x"},
 		{"output_limit": -1},
 	} {
-		_, local := direct.Factory("s", cfg)
+		_, local := direct.Factory(context.Background(), "s", cfg)
 		if local == nil {
 			t.Fatalf("direct accepted %v", cfg)
 		}
@@ -121,7 +121,7 @@ func TestOpenReportsForwardedEnv(t *testing.T) {
 	t.Setenv("PK_BOX_FORWARDED", "from the plugin")
 	h := startServer(t, map[string]sandbox.Factory{
 		"direct": direct.Factory,
-		"envbox": func(name string, _ map[string]any) (sandbox.Sandbox, error) {
+		"envbox": func(_ context.Context, name string, _ map[string]any) (sandbox.Sandbox, error) {
 			return envSandbox{direct.New(name, shell.Options{}), []string{"PK_BOX_FORWARDED", "PK_BOX_UNSET", "PK_BOX_SET=x=y"}}, nil
 		},
 	})
@@ -188,7 +188,7 @@ func TestSpawnTruncationSurvives(t *testing.T) {
 	h := startServer(t, nil)
 	rs := h.open(t, "small", "direct", map[string]any{"output_limit": 1000})
 	req := sandbox.Request{Command: "sh", Args: []string{"-c", "head -c 5000 /dev/zero; head -c 3000 /dev/zero >&2"}}
-	local, _ := direct.Factory("small", map[string]any{"output_limit": 1000})
+	local, _ := direct.Factory(context.Background(), "small", map[string]any{"output_limit": 1000})
 	want, _ := local.Spawn(context.Background(), req)
 	resp, err := rs.Spawn(context.Background(), req)
 	if err != nil {

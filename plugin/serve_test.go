@@ -60,7 +60,7 @@ func (m markerSandbox) Spawn(context.Context, sandbox.Request) (sandbox.Response
 }
 func (m markerSandbox) Close() error { return os.WriteFile(m.path, []byte("closed"), 0o600) }
 
-func markerFactory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
+func markerFactory(_ context.Context, name string, cfg map[string]any) (sandbox.Sandbox, error) {
 	var c struct {
 		Path string `json:"path"`
 	}

@@ -86,8 +86,11 @@ func (s *server) Describe(context.Context, *sandboxpb.DescribeRequest) (*sandbox
 
 // Open builds the sandbox with the mode's factory. The factory's error
 // goes back verbatim as InvalidArgument: it is the user's configuration
-// that is wrong, and the host adds where it was written.
-func (s *server) Open(_ context.Context, req *sandboxpb.OpenRequest) (*sandboxpb.OpenResponse, error) {
+// that is wrong, and the host adds where it was written. ctx carries the
+// host's open_timeout: the factory stops when it ends, and a sandbox it
+// built all the same is closed, since the host no longer waits for its
+// handle and nothing else would ever close it.
+func (s *server) Open(ctx context.Context, req *sandboxpb.OpenRequest) (*sandboxpb.OpenResponse, error) {
 	factory, ok := s.modes[req.GetMode()]
 	if pr, isProvider := s.providers.modes[req.GetMode()]; isProvider {
 		factory, ok = checkFactory(req.GetMode(), pr), true
@@ -102,12 +105,16 @@ func (s *server) Open(_ context.Context, req *sandboxpb.OpenRequest) (*sandboxpb
 			return nil, status.Errorf(codes.InvalidArgument, "config: not a JSON object: %v", err)
 		}
 	}
-	sb, err := callFactory(factory, req.GetSandboxName(), cfg)
+	sb, err := callFactory(ctx, factory, req.GetSandboxName(), cfg)
 	if err != nil {
 		return nil, openStatus(err)
 	}
 	if sb == nil {
 		return nil, status.Errorf(codes.Internal, "plugin %s: mode %q: factory returned no sandbox and no error", s.name, req.GetMode())
+	}
+	if ctx.Err() != nil {
+		_ = closeSandbox(sb)
+		return nil, status.FromContextError(ctx.Err()).Err()
 	}
 	limit := sandbox.DefaultOutputLimit
 	if ol, ok := sb.(OutputLimiter); ok && ol.OutputLimit() > 0 {
@@ -164,7 +171,7 @@ func (s *server) modeNames() []string {
 // checkFactory opens a provider mode's sandbox as a check of its
 // configuration (see checkOnly).
 func checkFactory(mode string, pr Provider) sandbox.Factory {
-	return func(name string, cfg map[string]any) (sandbox.Sandbox, error) {
+	return func(_ context.Context, name string, cfg map[string]any) (sandbox.Sandbox, error) {
 		if err := pr.Check(name, cfg); err != nil {
 			return nil, err
 		}
@@ -174,13 +181,13 @@ func checkFactory(mode string, pr Provider) sandbox.Factory {
 
 // callFactory runs a factory; a panic in it is the factory's bug, and
 // must not take down every other sandbox the process serves.
-func callFactory(f sandbox.Factory, name string, cfg map[string]any) (sb sandbox.Sandbox, err error) {
+func callFactory(ctx context.Context, f sandbox.Factory, name string, cfg map[string]any) (sb sandbox.Sandbox, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("sandbox %s: factory panicked: %v", name, r)
 		}
 	}()
-	return f(name, cfg)
+	return f(ctx, name, cfg)
 }
 
 func newHandle() (string, error) {

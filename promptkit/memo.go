@@ -1,6 +1,7 @@
 package promptkit
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -96,7 +97,7 @@ func (a *Adapter) acquire(name, mode string, cfg map[string]any) (*entry, error)
 
 func (a *Adapter) openSandbox(s config.Sandbox) (sandbox.Sandbox, error) {
 	if s.Mode == direct.ModeName {
-		return direct.Factory(s.Name, s.Config)
+		return direct.Factory(context.Background(), s.Name, s.Config)
 	}
 	return a.host.Open(s)
 }

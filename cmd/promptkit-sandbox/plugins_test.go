@@ -157,7 +157,7 @@ func TestPluginsList(t *testing.T) {
 	}
 	good := byName["test"]
 	if good.Version != "1.0.0" || good.Path != path || len(good.SHA256) != 64 || good.Refused != "" ||
-		strings.Join(good.Modes, ",") != "shared_echo,test_crash,test_deaf,test_direct,test_env,test_flaky,test_flood,test_hang,test_noop,test_stuck" {
+		strings.Join(good.Modes, ",") != "shared_echo,test_crash,test_deaf,test_direct,test_env,test_flaky,test_flood,test_hang,test_late,test_noop,test_stuck" {
 		t.Fatalf("test plugin row: %+v", good)
 	}
 	if loose := byName["loose"]; !strings.Contains(loose.Refused, "writable") {

@@ -63,7 +63,7 @@ func servedModes(rt *hooks.Runtime, cfg string, m *metrics.Collector) (map[strin
 			continue
 		}
 		l := lent{sb, m}
-		modes[servedMode(cfg, name)] = func(string, map[string]any) (sandbox.Sandbox, error) { return l, nil }
+		modes[servedMode(cfg, name)] = func(context.Context, string, map[string]any) (sandbox.Sandbox, error) { return l, nil }
 	}
 	return modes, names
 }

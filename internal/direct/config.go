@@ -1,6 +1,7 @@
 package direct
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -21,8 +22,9 @@ type config struct {
 }
 
 // Factory builds a direct sandbox from a spec.sandboxes entry; it is the
-// sandbox.Factory registered for ModeName.
-func Factory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
+// sandbox.Factory registered for ModeName. It only reads its
+// configuration, so it does not wait on ctx.
+func Factory(_ context.Context, name string, cfg map[string]any) (sandbox.Sandbox, error) {
 	opts, err := parseConfig(cfg)
 	if err != nil {
 		return nil, err

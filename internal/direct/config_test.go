@@ -1,6 +1,7 @@
 package direct
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,7 +65,7 @@ func TestFactoryRejectsBadConfig(t *testing.T) {
 		{"workdir is a file", map[string]any{"workdir": file}, `config: key "workdir": ` + file + ` is not a directory`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sb, err := Factory("hooks", tc.cfg)
+			sb, err := Factory(context.Background(), "hooks", tc.cfg)
 			if err == nil {
 				t.Fatalf("Factory = %v, want an error", sb)
 			}
@@ -80,7 +81,7 @@ func TestRegistryOpenNamesSandboxOnBadConfig(t *testing.T) {
 	if err := Register(r); err != nil {
 		t.Fatal(err)
 	}
-	_, err := r.Open("pii", ModeName, map[string]any{"bogus": 1})
+	_, err := r.Open(context.Background(), "pii", ModeName, map[string]any{"bogus": 1})
 	want := `open sandbox "pii" (mode direct): config: unknown key "bogus"`
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %q", err, want)

@@ -1,6 +1,7 @@
 package direct_test
 
 import (
+	"context"
 	"maps"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ func TestConformance(t *testing.T) {
 	sandboxtest.Conformance(t, sandboxtest.Cell{
 		Name: "direct",
 		Open: func(t *testing.T, cfg map[string]any) sandbox.Sandbox {
-			sb, err := direct.Factory("conformance", maps.Clone(cfg))
+			sb, err := direct.Factory(context.Background(), "conformance", maps.Clone(cfg))
 			if err != nil {
 				t.Fatalf("Factory: %v", err)
 			}

@@ -18,7 +18,7 @@ func open(t *testing.T, cfg map[string]any) sandbox.Sandbox {
 	if err := Register(r); err != nil {
 		t.Fatal(err)
 	}
-	sb, err := r.Open("hooks", ModeName, cfg)
+	sb, err := r.Open(context.Background(), "hooks", ModeName, cfg)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

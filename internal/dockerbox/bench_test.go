@@ -44,7 +44,7 @@ func benchSandbox(b *testing.B, sb sandbox.Sandbox) {
 
 func benchOpen(b *testing.B, factory sandbox.Factory, cfg map[string]any) sandbox.Sandbox {
 	b.Helper()
-	sb, err := factory("bench", cfg)
+	sb, err := factory(context.Background(), "bench", cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

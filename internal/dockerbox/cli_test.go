@@ -88,7 +88,7 @@ func TestCLIRunExtraArgsAndMissingImage(t *testing.T) {
 	if err != nil || string(resp.Stdout) != "pks-extra\n" {
 		t.Fatalf("extra_args: err %v stdout %q", err, resp.Stdout)
 	}
-	_, err = RunFactory(uniqueName(t), cliCfg(map[string]any{"image": "promptkit-sandbox-test/absent:0"}))
+	_, err = RunFactory(context.Background(), uniqueName(t), cliCfg(map[string]any{"image": "promptkit-sandbox-test/absent:0"}))
 	if !errors.Is(err, sandbox.ErrStart) || !strings.Contains(err.Error(), "image promptkit-sandbox-test/absent:0 is not present locally") {
 		t.Fatalf("missing image: err = %v", err)
 	}
@@ -100,11 +100,11 @@ func TestCLIEngineUnreachable(t *testing.T) {
 	t.Setenv("DOCKER_HOST", host)
 	for mode, open := range map[string]func() error{
 		RunMode: func() error {
-			_, err := RunFactory("sb", cliCfg(map[string]any{"image": "busybox"}))
+			_, err := RunFactory(context.Background(), "sb", cliCfg(map[string]any{"image": "busybox"}))
 			return err
 		},
 		ExecMode: func() error {
-			_, err := ExecFactory("sb", cliCfg(map[string]any{"container": "c"}))
+			_, err := ExecFactory(context.Background(), "sb", cliCfg(map[string]any{"container": "c"}))
 			return err
 		},
 	} {
@@ -152,11 +152,11 @@ func TestCLIExecBehaviour(t *testing.T) {
 	waitWarmExecs(t, c, 0)
 
 	docker(t, "kill", c)
-	_, err = ExecFactory(uniqueName(t), cliCfg(map[string]any{"container": c}))
+	_, err = ExecFactory(context.Background(), uniqueName(t), cliCfg(map[string]any{"container": c}))
 	if !errors.Is(err, sandbox.ErrStart) || err.Error() != "container "+c+" is not running (status exited)" {
 		t.Errorf("stopped: err = %v", err)
 	}
-	_, err = ExecFactory(uniqueName(t), cliCfg(map[string]any{"container": "pks-test-no-such-container"}))
+	_, err = ExecFactory(context.Background(), uniqueName(t), cliCfg(map[string]any{"container": "pks-test-no-such-container"}))
 	if !errors.Is(err, sandbox.ErrStart) || err.Error() != "container pks-test-no-such-container does not exist" {
 		t.Errorf("missing: err = %v", err)
 	}

@@ -1,6 +1,7 @@
 package dockerbox
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +52,7 @@ func TestConfigErrors(t *testing.T) {
 			if c.run {
 				factory = RunFactory
 			}
-			_, err := factory("sb", c.cfg)
+			_, err := factory(context.Background(), "sb", c.cfg)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, c.want)
 			}

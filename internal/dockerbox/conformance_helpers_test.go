@@ -1,6 +1,7 @@
 package dockerbox_test
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"maps"
@@ -29,7 +30,7 @@ type conformanceOpener func(t *testing.T, name, mode string, cfg map[string]any)
 func conformanceInProcess(t *testing.T, name, mode string, cfg map[string]any) sandbox.Sandbox {
 	t.Helper()
 	factory := map[string]sandbox.Factory{dockerbox.RunMode: dockerbox.RunFactory, dockerbox.ExecMode: dockerbox.ExecFactory}[mode]
-	sb, err := factory(name, cfg)
+	sb, err := factory(context.Background(), name, cfg)
 	if err != nil {
 		t.Fatalf("%s Factory: %v", mode, err)
 	}

@@ -26,7 +26,7 @@ func TestEngineUnreachable(t *testing.T) {
 		{ExecMode, ExecFactory, map[string]any{"container": "c"}},
 	} {
 		start := time.Now()
-		_, err := f.factory("sb", f.cfg)
+		_, err := f.factory(context.Background(), "sb", f.cfg)
 		if !errors.Is(err, sandbox.ErrTransport) || !strings.Contains(err.Error(), "docker engine at "+host+" is unreachable") {
 			t.Errorf("%s: factory err = %v, want ErrTransport naming %s", f.mode, err, host)
 		}

@@ -50,12 +50,12 @@ var ExecFactory = NewExecFactory(hclog.NewNullLogger())
 // its configuration and checks that the container runs and has the
 // /bin/sh the sandbox runs commands through.
 func NewExecFactory(log hclog.Logger) sandbox.Factory {
-	return func(name string, cfg map[string]any) (sandbox.Sandbox, error) {
-		return newExecSandbox(name, cfg, log)
+	return func(ctx context.Context, name string, cfg map[string]any) (sandbox.Sandbox, error) {
+		return newExecSandbox(ctx, name, cfg, log)
 	}
 }
 
-func newExecSandbox(name string, cfg map[string]any, log hclog.Logger) (sandbox.Sandbox, error) {
+func newExecSandbox(ctx context.Context, name string, cfg map[string]any, log hclog.Logger) (sandbox.Sandbox, error) {
 	set, err := parseExecConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -71,8 +71,7 @@ func newExecSandbox(name string, cfg map[string]any, log hclog.Logger) (sandbox.
 			return nil, err
 		}
 	}
-	// The open's checks, bounded as the host bounds the whole open.
-	ctx, cancel := context.WithTimeout(context.Background(), sandbox.DefaultOpenTimeout)
+	ctx, cancel := sandbox.OpenContext(ctx)
 	defer cancel()
 	if err := s.checkShell(ctx); err != nil {
 		_ = cli.Close()

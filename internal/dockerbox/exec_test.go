@@ -2,6 +2,7 @@ package dockerbox
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -17,7 +18,7 @@ func openExec(t *testing.T, container string, cfg map[string]any) *ExecSandbox {
 	if _, set := cfg["resident"]; !set && strings.HasSuffix(t.Name(), "/"+pathExec) {
 		cfg["resident"] = false
 	}
-	sb, err := ExecFactory(uniqueName(t), cfg)
+	sb, err := ExecFactory(context.Background(), uniqueName(t), cfg)
 	if err != nil {
 		t.Fatalf("ExecFactory: %v", err)
 	}
@@ -103,7 +104,7 @@ func TestExecEnvUserWorkdir(t *testing.T) {
 		// A workdir the container lacks: caught when the sandbox opens, and
 		// when it goes missing later the engine's words are a start error,
 		// never the hook's output. (A resident is already in its workdir.)
-		_, err = ExecFactory(uniqueName(t), map[string]any{"container": c, "workdir": "/nowhere"})
+		_, err = ExecFactory(context.Background(), uniqueName(t), map[string]any{"container": c, "workdir": "/nowhere"})
 		if !errors.Is(err, sandbox.ErrStart) || !strings.Contains(err.Error(), "/nowhere") {
 			t.Fatalf("ExecFactory err = %v", err)
 		}
@@ -159,7 +160,7 @@ func processesIn(t *testing.T, c string, withWarm bool) []string {
 func TestExecMissingContainer(t *testing.T) {
 	t.Parallel()
 	requireDocker(t)
-	_, err := ExecFactory(uniqueName(t), map[string]any{"container": "pks-test-no-such-container"})
+	_, err := ExecFactory(context.Background(), uniqueName(t), map[string]any{"container": "pks-test-no-such-container"})
 	if !errors.Is(err, sandbox.ErrStart) || err.Error() != "container pks-test-no-such-container does not exist" {
 		t.Fatalf("err = %v, want ErrStart: container ... does not exist", err)
 	}
@@ -184,7 +185,7 @@ func TestExecStoppedContainer(t *testing.T) {
 		if !errors.Is(err, sandbox.ErrStart) || err.Error() != "container "+c+" is not running (status exited)" {
 			t.Fatalf("Spawn err = %v", err)
 		}
-		_, err = ExecFactory(uniqueName(t), map[string]any{"container": c})
+		_, err = ExecFactory(context.Background(), uniqueName(t), map[string]any{"container": c})
 		if !errors.Is(err, sandbox.ErrStart) || err.Error() != "container "+c+" is not running (status exited)" {
 			t.Fatalf("ExecFactory err = %v", err)
 		}
@@ -199,7 +200,7 @@ func TestExecNeedsShell(t *testing.T) {
 	t.Cleanup(func() { docker(t, "rm", "-f", id) })
 	docker(t, "start", id)
 	docker(t, "exec", id, "/bin/busybox", "rm", "/bin/sh")
-	_, err := ExecFactory(uniqueName(t), map[string]any{"container": id})
+	_, err := ExecFactory(context.Background(), uniqueName(t), map[string]any{"container": id})
 	if !errors.Is(err, sandbox.ErrStart) || !strings.Contains(err.Error(), "needs /bin/sh") {
 		t.Fatalf("err = %v, want ErrStart saying /bin/sh is needed", err)
 	}

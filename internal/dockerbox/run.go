@@ -36,7 +36,7 @@ var (
 
 // RunFactory builds a docker_run sandbox. It validates the configuration
 // and checks that the engine answers and the image is present locally.
-func RunFactory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
+func RunFactory(ctx context.Context, name string, cfg map[string]any) (sandbox.Sandbox, error) {
 	set, err := parseRunConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -50,8 +50,7 @@ func RunFactory(name string, cfg map[string]any) (sandbox.Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The open's checks, bounded as the host bounds the whole open.
-	ctx, cancel := context.WithTimeout(context.Background(), sandbox.DefaultOpenTimeout)
+	ctx, cancel := sandbox.OpenContext(ctx)
 	defer cancel()
 	if err := s.run.check(ctx); err != nil {
 		_ = s.run.close()

@@ -2,6 +2,7 @@ package dockerbox
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -17,7 +18,7 @@ func openRun(t *testing.T, name string, cfg map[string]any) *RunSandbox {
 	if _, ok := cfg["image"]; !ok {
 		cfg["image"] = busyboxImage(t)
 	}
-	sb, err := RunFactory(name, cfg)
+	sb, err := RunFactory(context.Background(), name, cfg)
 	if err != nil {
 		t.Fatalf("RunFactory: %v", err)
 	}
@@ -112,7 +113,7 @@ func TestRunMissingImage(t *testing.T) {
 	t.Parallel()
 	requireDocker(t)
 	const img = "promptkit-sandbox-test/does-not-exist:1.0"
-	_, err := RunFactory(uniqueName(t), map[string]any{"image": img})
+	_, err := RunFactory(context.Background(), uniqueName(t), map[string]any{"image": img})
 	if !errors.Is(err, sandbox.ErrStart) {
 		t.Fatalf("err = %v, want ErrStart", err)
 	}

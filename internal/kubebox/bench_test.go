@@ -47,7 +47,7 @@ func benchSandbox(b *testing.B, transport string, kv ...any) {
 	for i := 0; i+1 < len(kv); i += 2 {
 		cfg[kv[i].(string)] = kv[i+1]
 	}
-	sb, err := Factory("bench", cfg)
+	sb, err := Factory(context.Background(), "bench", cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func startBenchCluster(b *testing.B) *testCluster {
 // call that finds a warm session ready: the timer is stopped while the pool refills.
 func BenchmarkKubectlExecNativeWarm(b *testing.B) {
 	c := startBenchCluster(b)
-	sb, err := Factory("bench", map[string]any{"kubeconfig": c.kubeconfig, "pod": testPod, "container": "hooks", "resident": false})
+	sb, err := Factory(context.Background(), "bench", map[string]any{"kubeconfig": c.kubeconfig, "pod": testPod, "container": "hooks", "resident": false})
 	if err != nil {
 		b.Fatal(err)
 	}

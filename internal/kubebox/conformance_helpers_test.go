@@ -1,6 +1,7 @@
 package kubebox_test
 
 import (
+	"context"
 	"maps"
 	"os/exec"
 	"sync"
@@ -31,7 +32,9 @@ type conformanceOpener func(t *testing.T, cfg map[string]any) sandbox.Sandbox
 
 func conformanceInProcess(t *testing.T, cfg map[string]any) sandbox.Sandbox {
 	t.Helper()
-	sb, err := kubebox.Factory("conformance", cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), sandboxtest.OpenTimeout)
+	defer cancel()
+	sb, err := kubebox.Factory(ctx, "conformance", cfg)
 	if err != nil {
 		t.Fatalf("Factory: %v", err)
 	}

@@ -1,6 +1,7 @@
 package kubebox
 
 import (
+	"context"
 	"maps"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func TestFallsBackToSPDY(t *testing.T) {
 	kc := srv.Kubeconfig(t, t.TempDir(), "promptkit")
 	seen := map[string]int{}
 	for _, resident := range []bool{false, true} {
-		sb, err := Factory(uniqueName(t), map[string]any{"kubeconfig": kc, "pod": testPod, "resident": resident, "warm": 0})
+		sb, err := Factory(context.Background(), uniqueName(t), map[string]any{"kubeconfig": kc, "pod": testPod, "resident": resident, "warm": 0})
 		if err != nil {
 			t.Fatalf("resident %v: Factory: %v", resident, err)
 		}

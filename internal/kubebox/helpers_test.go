@@ -150,7 +150,7 @@ func (c *testCluster) tryOpen(t *testing.T, transport string, cfg map[string]any
 		}
 		full[k] = v
 	}
-	sb, err := Factory(uniqueName(t), full)
+	sb, err := Factory(context.Background(), uniqueName(t), full)
 	if err != nil {
 		return nil, err
 	}

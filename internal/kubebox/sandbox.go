@@ -50,12 +50,12 @@ var Factory = NewFactory(hclog.NewNullLogger())
 // its configuration, finds the pod and container, and checks that the
 // container can run calls (remoteproc.Requirement).
 func NewFactory(log hclog.Logger) sandbox.Factory {
-	return func(name string, cfg map[string]any) (sandbox.Sandbox, error) {
-		return newSandbox(name, cfg, log)
+	return func(ctx context.Context, name string, cfg map[string]any) (sandbox.Sandbox, error) {
+		return newSandbox(ctx, name, cfg, log)
 	}
 }
 
-func newSandbox(name string, cfg map[string]any, log hclog.Logger) (sandbox.Sandbox, error) {
+func newSandbox(ctx context.Context, name string, cfg map[string]any, log hclog.Logger) (sandbox.Sandbox, error) {
 	set, err := parseConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -76,11 +76,11 @@ func newSandbox(name string, cfg map[string]any, log hclog.Logger) (sandbox.Sand
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), sandbox.DefaultOpenTimeout)
+	octx, cancel := sandbox.OpenContext(ctx)
 	defer cancel()
-	t, err := s.resolve(ctx)
+	t, err := s.resolve(octx)
 	if err == nil {
-		err = remoteproc.Check(ctx, podTarget{s, t}, Mode)
+		err = remoteproc.Check(octx, podTarget{s, t}, Mode)
 	}
 	if err != nil {
 		s.c.close()
@@ -89,8 +89,9 @@ func newSandbox(name string, cfg map[string]any, log hclog.Logger) (sandbox.Sand
 	s.cur = t
 	if set.transport == TransportNative && set.resident {
 		// Its own deadline (residentStartTimeout), not what is left of
-		// the open's: the first copy into a pod can take a while.
-		s.openResident(context.Background(), t)
+		// DefaultOpenTimeout: the first copy into a pod can take a while.
+		// The caller's own deadline still holds: it waits no longer.
+		s.openResident(ctx, t)
 	}
 	s.eng = s.engineFor(t)
 	return s, nil

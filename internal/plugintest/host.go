@@ -37,7 +37,7 @@ func Host(t *testing.T, binary, pkgDir string) Opener {
 	})
 	return func(t *testing.T, name, mode string, cfg map[string]any) sandbox.Sandbox {
 		t.Helper()
-		sb, err := h.Open(config.Sandbox{Name: name, Mode: mode, Version: "1.0.0", Config: cfg})
+		sb, err := h.Open(config.Sandbox{Name: name, Mode: mode, Version: "1.0.0", OpenTimeout: sandboxtest.OpenTimeout, Config: cfg})
 		if err != nil {
 			t.Fatalf("open %s through the plugin: %v", mode, err)
 		}

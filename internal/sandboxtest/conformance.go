@@ -48,6 +48,14 @@ const (
 	DefaultCallTimeout = time.Minute
 )
 
+// OpenTimeout bounds a test's open of a sandbox that lives in a
+// container or a pod: the open_timeout a cell gives. It is well over
+// sandbox.DefaultOpenTimeout because on a two-core machine running the
+// race-built tests, a container engine and a cluster side by side, a
+// pod's first exec was seen to stall past 30 s; a user on such a machine
+// would raise open_timeout the same way.
+const OpenTimeout = 2 * time.Minute
+
 // goneWithin bounds how long after Spawn returns a killed process may
 // still show: a kill is asynchronous, so one that was sent a moment ago
 // may take a little while (the bound proctest uses).

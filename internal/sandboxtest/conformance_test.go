@@ -132,7 +132,7 @@ func TestBrokenChild(t *testing.T) {
 			if b.wrap == nil {
 				cfg["output_limit"] = sandboxtest.OutputLimit - 1
 			}
-			sb, err := direct.Factory("broken", cfg)
+			sb, err := direct.Factory(context.Background(), "broken", cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -217,7 +217,7 @@ func TestUnknownModeListsModesAndDirs(t *testing.T) {
 	install(t, testPlugin, dir, "promptkit-sandbox-test_v1.0.0")
 	h := newHost(t, Options{Dirs: []string{dir}})
 	_, err := h.Open(config.Sandbox{Name: "sb", Mode: "nope"})
-	want := `no plugin serves mode "nope"; plugin modes found: shared_echo, test_crash, test_deaf, test_direct, test_env, test_flaky, test_flood, test_hang, test_noop, test_stuck; searched: ` + dir
+	want := `no plugin serves mode "nope"; plugin modes found: shared_echo, test_crash, test_deaf, test_direct, test_env, test_flaky, test_flood, test_hang, test_late, test_noop, test_stuck; searched: ` + dir
 	if err == nil || err.Error() != want {
 		t.Fatalf("got  %v\nwant %s", err, want)
 	}

@@ -519,3 +519,32 @@ func waitPidFile(t testing.TB, path string) int {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestLateOpenIsClosed: a plugin that finishes building a sandbox after
+// the host stopped waiting for it closes that sandbox, rather than hold
+// it (a container, a pod's exec session) for as long as it runs.
+func TestLateOpenIsClosed(t *testing.T) {
+	dir, closed := t.TempDir(), t.TempDir()
+	install(t, testPlugin, dir, "promptkit-sandbox-test_v1.0.0")
+	h := newHost(t, Options{Dirs: []string{dir}, Env: emptyEnv(t)})
+	_, err := h.Open(config.Sandbox{Name: "late", Mode: "test_late", OpenTimeout: 500 * time.Millisecond,
+		Config: map[string]any{"open_delay": "1500ms", "closed_dir": closed}})
+	if !errors.Is(err, sandbox.ErrTimeout) {
+		t.Fatalf("err = %v, want a timeout", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(closed, "late")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the plugin never closed the sandbox it built after the host gave up on it")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	sb := open(t, h, config.Sandbox{Name: "after", Mode: "test_late", Config: map[string]any{"closed_dir": closed}})
+	if _, err := os.Stat(filepath.Join(closed, "after")); err == nil {
+		t.Fatal("a sandbox opened in time was closed")
+	}
+	_ = sb
+}

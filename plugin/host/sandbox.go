@@ -17,10 +17,7 @@ import (
 // The plugin validates the configuration; its complaint comes back as the
 // error, verbatim.
 func (h *Host) Open(s config.Sandbox) (sandbox.Sandbox, error) {
-	timeout := s.OpenTimeout
-	if timeout <= 0 {
-		timeout = config.DefaultOpenTimeout
-	}
+	timeout := s.OpenBound()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	srv, err := h.resolve(ctx, s.Mode, s.Plugin, s.Version)

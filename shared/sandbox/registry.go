@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -89,12 +90,13 @@ func (r *Registry) Modes() []string {
 // Open builds the sandbox name with the factory registered for mode. An
 // unregistered mode yields an *UnknownModeError listing the known modes; a
 // factory's own error is returned wrapped with the sandbox and mode names.
-func (r *Registry) Open(name, mode string, cfg map[string]any) (Sandbox, error) {
+// ctx bounds the opening (see Factory).
+func (r *Registry) Open(ctx context.Context, name, mode string, cfg map[string]any) (Sandbox, error) {
 	f, ok := r.Lookup(mode)
 	if !ok {
 		return nil, &UnknownModeError{Mode: mode, Known: r.Modes()}
 	}
-	sb, err := f(name, cfg)
+	sb, err := f(ctx, name, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open sandbox %q (mode %s): %w", name, mode, err)
 	}

@@ -14,7 +14,9 @@ func (nopSandbox) Spawn(context.Context, Request) (Response, error) {
 	return Response{}, nil
 }
 
-func nopFactory(name string, _ map[string]any) (Sandbox, error) { return nopSandbox{name}, nil }
+func nopFactory(_ context.Context, name string, _ map[string]any) (Sandbox, error) {
+	return nopSandbox{name}, nil
+}
 
 func TestRegistryIsAValue(t *testing.T) {
 	a, b := NewRegistry(), NewRegistry()
@@ -64,7 +66,7 @@ func TestRegistryUnknownModeListsKnown(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := r.Open("s", "dockr_run", nil)
+	_, err := r.Open(context.Background(), "s", "dockr_run", nil)
 	var ue *UnknownModeError
 	if !errors.As(err, &ue) {
 		t.Fatalf("got %T %v, want *UnknownModeError", err, err)
@@ -76,7 +78,7 @@ func TestRegistryUnknownModeListsKnown(t *testing.T) {
 	if got := NewRegistry().Modes(); len(got) != 0 {
 		t.Fatalf("empty registry modes = %v", got)
 	}
-	_, err = NewRegistry().Open("s", "x", nil)
+	_, err = NewRegistry().Open(context.Background(), "s", "x", nil)
 	if !strings.Contains(err.Error(), "known modes: none") {
 		t.Fatalf("got %q", err)
 	}
@@ -85,19 +87,19 @@ func TestRegistryUnknownModeListsKnown(t *testing.T) {
 func TestRegistryOpenWrapsFactoryError(t *testing.T) {
 	r := NewRegistry()
 	boom := errors.New(`config: unknown key "imgae"`)
-	_ = r.Register("docker_run", func(string, map[string]any) (Sandbox, error) { return nil, boom })
-	_ = r.Register("nil", func(string, map[string]any) (Sandbox, error) { return nil, nil })
-	_, err := r.Open("pii", "docker_run", nil)
+	_ = r.Register("docker_run", func(context.Context, string, map[string]any) (Sandbox, error) { return nil, boom })
+	_ = r.Register("nil", func(context.Context, string, map[string]any) (Sandbox, error) { return nil, nil })
+	_, err := r.Open(context.Background(), "pii", "docker_run", nil)
 	if !errors.Is(err, boom) {
 		t.Fatalf("factory error lost: %v", err)
 	}
 	if got, want := err.Error(), `open sandbox "pii" (mode docker_run): config: unknown key "imgae"`; got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
-	if _, err := r.Open("pii", "nil", nil); err == nil {
+	if _, err := r.Open(context.Background(), "pii", "nil", nil); err == nil {
 		t.Fatal("nil sandbox accepted")
 	}
-	sb, err := r.Open("ok", "docker_run", nil)
+	sb, err := r.Open(context.Background(), "ok", "docker_run", nil)
 	if err == nil || sb != nil {
 		t.Fatal("expected failure")
 	}

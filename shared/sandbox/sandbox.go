@@ -103,7 +103,13 @@ type EnvForwarder interface {
 // Factory builds a Sandbox named name from its mode-specific configuration
 // (the keys of a spec.sandboxes entry other than mode). It rejects
 // configuration it does not understand with an error naming the key.
-type Factory func(name string, cfg map[string]any) (Sandbox, error)
+//
+// ctx bounds the opening: what a factory starts or checks (a container, a
+// pod looked up, a shell tried) stops when ctx ends, and the factory then
+// returns an error and holds nothing. Its deadline is the entry's
+// open_timeout; a factory given a ctx without one bounds itself with
+// DefaultOpenTimeout (see OpenContext).
+type Factory func(ctx context.Context, name string, cfg map[string]any) (Sandbox, error)
 
 // DefaultTimeout is the timeout a backend applies when Request.Timeout is
 // zero and its own configuration sets none.
@@ -112,8 +118,18 @@ const DefaultTimeout = 10 * time.Second
 // DefaultOpenTimeout bounds opening a sandbox: starting what serves it
 // and the checks a backend makes of what it runs on (an image inspected,
 // a pod looked up, a shell tried, a resident installed). A RuntimeConfig
-// entry's open_timeout replaces it on the host side.
+// entry's open_timeout replaces it.
 const DefaultOpenTimeout = 30 * time.Second
+
+// OpenContext is the context a factory opens under: ctx itself when it
+// has a deadline (the caller's open_timeout), else ctx bounded by
+// DefaultOpenTimeout, so that no opening waits forever.
+func OpenContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, DefaultOpenTimeout)
+}
 
 // DefaultOutputLimit caps each of stdout and stderr when a backend's
 // configuration sets no other limit.

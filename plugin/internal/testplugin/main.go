@@ -131,6 +131,7 @@ func main() {
 			name + "_flaky":  simple(name, flaky),
 			name + "_deaf":   simple(name, deaf),
 			name + "_stuck":  stuckOpen,
+			name + "_late":   lateOpen,
 			"shared_echo":    simple(name, echo(name, log)),
 			name + "_noop":   simple(name, noop),
 		},
@@ -157,7 +158,7 @@ func (s funcSandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Re
 
 // simple makes a factory for a mode that takes no configuration.
 func simple(_ string, f spawnFunc) sandbox.Factory {
-	return func(name string, cfg map[string]any) (sandbox.Sandbox, error) {
+	return func(_ context.Context, name string, cfg map[string]any) (sandbox.Sandbox, error) {
 		var none struct{}
 		if err := sandbox.DecodeConfig(cfg, &none); err != nil {
 			return nil, err
@@ -173,7 +174,7 @@ type envSandbox struct {
 	env    []string
 }
 
-func openEnv(name string, cfg map[string]any) (sandbox.Sandbox, error) {
+func openEnv(_ context.Context, name string, cfg map[string]any) (sandbox.Sandbox, error) {
 	var c struct {
 		Env []string `json:"env"`
 	}
@@ -208,7 +209,7 @@ func hang(ctx context.Context, _ sandbox.Request) (sandbox.Response, error) {
 	return sandbox.Response{Err: err}, err
 }
 
-func stuckOpen(string, map[string]any) (sandbox.Sandbox, error) {
+func stuckOpen(context.Context, string, map[string]any) (sandbox.Sandbox, error) {
 	for { // a factory that waits on something that never comes
 		time.Sleep(time.Hour)
 	}
@@ -273,4 +274,30 @@ func wedgeable() {
 	err = syscall.Exec(exe, os.Args, env) // #nosec G702 -- the test plugin re-executes itself (exe is its own executable) with its own arguments
 	fmt.Fprintf(os.Stderr, "testplugin: wedge: %v\n", err)
 	os.Exit(2)
+}
+
+// lateOpen is NAME_late: an open that takes open_delay whatever its
+// context says, as a backend busy in a call it cannot cut short would,
+// and a sandbox whose Close leaves a file named after it in closed_dir,
+// so a test sees whether the plugin closed what the host gave up on.
+func lateOpen(_ context.Context, name string, cfg map[string]any) (sandbox.Sandbox, error) {
+	var c struct {
+		OpenDelay sandbox.Duration `json:"open_delay"`
+		ClosedDir string           `json:"closed_dir"`
+	}
+	if err := sandbox.DecodeConfig(cfg, &c); err != nil {
+		return nil, err
+	}
+	time.Sleep(time.Duration(c.OpenDelay))
+	return lateSandbox{funcSandbox: funcSandbox{name: name, spawn: noop}, closedDir: c.ClosedDir}, nil
+}
+
+type lateSandbox struct {
+	funcSandbox
+	closedDir string
+}
+
+func (s lateSandbox) Close() error {
+	// #nosec G306 G703 -- a test plugin reporting a close into the directory its test names
+	return os.WriteFile(filepath.Join(s.closedDir, s.name), nil, 0o644)
 }

@@ -90,6 +90,9 @@ func Main(m Runner) int {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.cluster != nil {
+		if code != 0 {
+			shared.cluster.WriteComplaints(os.Stderr, 25)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		if err := shared.cluster.Stop(ctx); err != nil {

@@ -125,12 +125,24 @@ func (c *Cluster) start(name, bin string, args ...string) error {
 
 // withLog adds the end of a component's log to err: where it says why.
 func (c *Cluster) withLog(name string, err error) error {
-	data, _ := os.ReadFile(c.l.log(name))
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) > 30 {
-		lines = lines[len(lines)-30:]
-	}
+	lines := c.logTail(name, 30, nil)
 	return fmt.Errorf("%w\n--- last lines of %s:\n%s", err, c.l.log(name), strings.Join(lines, "\n"))
+}
+
+// logTail is the last n lines of a component's log that keep accepts
+// (every line when keep is nil).
+func (c *Cluster) logTail(name string, n int, keep func(string) bool) []string {
+	data, _ := os.ReadFile(c.l.log(name))
+	var lines []string
+	for line := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
+		if keep == nil || keep(line) {
+			lines = append(lines, line)
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
 }
 
 func (c *Cluster) ctrVersion(ctx context.Context) error {

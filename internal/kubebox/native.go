@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
-	"k8s.io/streaming/pkg/httpstream"
 )
 
 // native reaches the API server with client-go: one client per sandbox,
@@ -120,24 +119,7 @@ func (n *native) exec(ctx context.Context, t target, argv []string, stdin io.Rea
 }
 
 func (n *native) executor(u *url.URL) (remotecommand.Executor, error) {
-	spdy, err := remotecommand.NewSPDYExecutor(n.cfg, "POST", u)
-	if err != nil {
-		return nil, fmt.Errorf("exec client: %w", err)
-	}
-	if n.spdyOnly.Load() {
-		return spdy, nil
-	}
-	ws, err := remotecommand.NewWebSocketExecutor(n.cfg, "GET", u.String())
-	if err != nil {
-		return nil, fmt.Errorf("exec client: %w", err)
-	}
-	return remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
-		if httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err) {
-			n.spdyOnly.Store(true)
-			return true
-		}
-		return false
-	})
+	return NewExecutor(n.cfg, u, &n.spdyOnly)
 }
 
 // apiErr classifies a client-go error.

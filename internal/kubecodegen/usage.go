@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,10 +12,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
-	"k8s.io/streaming/pkg/httpstream"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/kubebox"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
 )
@@ -85,7 +83,7 @@ func (b *box) usage(ctx context.Context) (map[string]string, error) {
 		VersionedParams(&corev1.PodExecOptions{
 			Container: containerName, Command: []string{"/bin/sh", "-c", readCgroup}, Stdout: true, Stderr: true,
 		}, scheme.ParameterCodec).URL()
-	ex, err := executor(b.rc, u)
+	ex, err := kubebox.NewExecutor(b.rc, u, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -94,22 +92,6 @@ func (b *box) usage(ctx context.Context) (map[string]string, error) {
 		return nil, fmt.Errorf("exec cat of the cgroup files in %s/%s: %w (stderr %q)", b.o.ns, b.o.name, err, strings.TrimSpace(stderr.String()))
 	}
 	return parseCgroupUsage(stdout.String())
-}
-
-// executor speaks WebSocket to the API server, or SPDY to one that
-// refuses the upgrade (before Kubernetes 1.30).
-func executor(rc *rest.Config, u *url.URL) (remotecommand.Executor, error) {
-	spdy, err := remotecommand.NewSPDYExecutor(rc, "POST", u)
-	if err != nil {
-		return nil, fmt.Errorf("exec client: %w", err)
-	}
-	ws, err := remotecommand.NewWebSocketExecutor(rc, "GET", u.String())
-	if err != nil {
-		return nil, fmt.Errorf("exec client: %w", err)
-	}
-	return remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
-		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
-	})
 }
 
 // noLimitV1 is where cgroup v1's memory.limit_in_bytes starts to mean

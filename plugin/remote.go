@@ -213,26 +213,17 @@ func (h hop) onCalls(req sandbox.Request, stdout, stderr outputSink) (resp sandb
 		})
 		defer t.Stop()
 	}
-	var cut *time.Timer
-	var cutMu sync.Mutex
+	var cut lateCut
 	stopCancel := context.AfterFunc(h.ctx, func() {
 		if c.sending.Load() {
 			giveUp(context.Cause(h.ctx))
 			return
 		}
 		cs.cancelCall(c)
-		cutMu.Lock()
-		cut = time.AfterFunc(HopGrace, func() { giveUp(context.Cause(h.ctx)) })
-		cutMu.Unlock()
+		cut.arm(func() { giveUp(context.Cause(h.ctx)) })
 	})
-	defer func() {
-		stopCancel()
-		cutMu.Lock()
-		if cut != nil {
-			cut.Stop()
-		}
-		cutMu.Unlock()
-	}()
+	defer cut.disarm()
+	defer stopCancel()
 
 	c.sending.Store(true)
 	err = cs.sendIn(&sandboxpb.CallInput{Id: c.id, Msg: &sandboxpb.CallInput_Start{Start: h.start(req)}})
@@ -322,9 +313,7 @@ type hopStream struct {
 	rpc  sandboxpb.SandboxClient
 	call string // the call's ID, for Cancel
 	sent atomic.Bool
-
-	mu  sync.Mutex
-	cut *time.Timer // ends the stream HopGrace after a cancel
+	cut  lateCut // ends the stream HopGrace after a cancel
 }
 
 // newHopStream names a call: 128 random bits, unique among the host's.
@@ -376,9 +365,7 @@ func (h *hopStream) cancel(end context.CancelFunc) {
 		end()
 		return
 	}
-	h.mu.Lock()
-	h.cut = time.AfterFunc(HopGrace, end)
-	h.mu.Unlock()
+	h.cut.arm(end)
 	ctx, cancel := context.WithTimeout(context.Background(), HopGrace)
 	defer cancel()
 	if _, err := h.rpc.Cancel(ctx, &sandboxpb.CancelRequest{Call: h.call}); err != nil {
@@ -387,11 +374,33 @@ func (h *hopStream) cancel(end context.CancelFunc) {
 }
 
 // stop disarms the cut once the call is over.
-func (h *hopStream) stop() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.cut != nil {
-		h.cut.Stop()
+func (h *hopStream) stop() { h.cut.disarm() }
+
+// lateCut ends a call whose caller gave up HopGrace later, when the
+// plugin has not brought its result by then: time for the plugin to
+// kill the process and send what it wrote, and no more. Arming it after
+// the call is over (a cancel that raced the result) does nothing.
+type lateCut struct {
+	mu    sync.Mutex
+	t     *time.Timer
+	ended bool
+}
+
+func (c *lateCut) arm(end func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.ended && c.t == nil {
+		c.t = time.AfterFunc(HopGrace, end)
+	}
+}
+
+// disarm marks the call over and stops a cut already armed.
+func (c *lateCut) disarm() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ended = true
+	if c.t != nil {
+		c.t.Stop()
 	}
 }
 

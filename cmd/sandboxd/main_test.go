@@ -56,7 +56,7 @@ func textOf(res *mcp.CallToolResult) string {
 	return b.String()
 }
 
-func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) string {
+func callTool(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -104,13 +104,13 @@ type started struct {
 	out   []string
 }
 
-func startHTTP(t *testing.T, args ...string) *started {
+func startHTTP(t testing.TB, args ...string) *started {
 	t.Helper()
 	return startHTTPEnv(t, nil, args...)
 }
 
 // startHTTPEnv is startHTTP with env added to the test's environment.
-func startHTTPEnv(t *testing.T, env []string, args ...string) *started {
+func startHTTPEnv(t testing.TB, env []string, args ...string) *started {
 	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(append(os.Environ(), "SANDBOXD_LOG_LEVEL=warn"), env...)
@@ -155,7 +155,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func (s *started) connect(t *testing.T) *mcp.ClientSession {
+func (s *started) connect(t testing.TB) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "0"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{

@@ -5,9 +5,9 @@ import (
 	"net/url"
 	"sync/atomic"
 
-	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
+	"k8s.io/streaming/pkg/httpstream"
 )
 
 // NewExecutor is the exec client for the exec URL u: WebSocket to the API

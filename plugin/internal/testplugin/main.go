@@ -210,6 +210,7 @@ func hang(ctx context.Context, _ sandbox.Request) (sandbox.Response, error) {
 }
 
 func stuckOpen(context.Context, string, map[string]any) (sandbox.Sandbox, error) {
+	// #nosec G118 -- it ignores its context on purpose: it stands for a frozen backend
 	for { // a factory that waits on something that never comes
 		time.Sleep(time.Hour)
 	}

@@ -39,6 +39,10 @@ type options struct {
 
 	snapshotDir         string
 	snapshotMaxFileSize int64
+
+	egressSocket string
+	egressListen string
+	egressCA     string
 }
 
 // list is a repeatable flag.
@@ -83,6 +87,9 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.Int64Var(&o.snapshotMaxFileSize, "snapshot-max-file-size", snapshot.DefaultMaxFileSize, "largest file, in `bytes`, a snapshot holds; larger ones are skipped and reported (SANDBOXD_SNAPSHOT_MAX_FILE_SIZE)")
 	fs.BoolVar(&o.stdio, "stdio", false, "serve MCP over stdin and stdout instead of HTTP (SANDBOXD_STDIO)")
 	fs.BoolVar(&o.lifeline, "exit-on-stdin-eof", false, "shut down when stdin ends: a provider holding the container's stdin takes sandboxd down with it (SANDBOXD_EXIT_ON_STDIN_EOF)")
+	fs.StringVar(&o.egressSocket, "egress-socket", "", "the unix socket `PATH` of the provider's egress proxy, the sandbox's one way out: sandboxd relays --egress-listen to it and points the agent's commands at it (HTTP_PROXY and the rest); off when empty (SANDBOXD_EGRESS_SOCKET)")
+	fs.StringVar(&o.egressListen, "egress-listen", DefaultEgressListen, "the loopback `address` the egress relay listens on (SANDBOXD_EGRESS_LISTEN)")
+	fs.StringVar(&o.egressCA, "egress-ca", "", "a CA bundle `FILE` the agent's commands trust, for a proxy that adds credentials to HTTPS requests (SSL_CERT_FILE, NODE_EXTRA_CA_CERTS and the like) (SANDBOXD_EGRESS_CA)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)

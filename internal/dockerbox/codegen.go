@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/moby/moby/client"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/egress"
 	"github.com/altairalabs/promptkit-sandbox/internal/loopback"
 	"github.com/altairalabs/promptkit-sandbox/internal/mcpready"
 	"github.com/altairalabs/promptkit-sandbox/internal/warmpool"
@@ -71,8 +72,11 @@ type codegenBox struct {
 	// spans to the collector; nil when off.
 	metrics *loopback.Forwarder
 	relay   *tracing.Relay
-	ctr     *codegenContainer
-	dir     *privateDir
+	// egress is the sandbox's proxy to what its egress rules allow;
+	// nil without rules.
+	egress *egress.Proxy
+	ctr    *codegenContainer
+	dir    *privateDir
 	// cache is the build cache volume; nil with cache: none.
 	cache *cacheVolume
 	// vol is the workspace volume mounted as its workspace; nil for a
@@ -263,6 +267,13 @@ func (p *CodegenProvider) start(ctx context.Context, name string, set codegenSet
 		}
 		cs.traces, cs.traceEnv = true, tracing.ContextEnv(ctx)
 	}
+	if set.egress != nil {
+		if cs.egressCA, err = p.startEgress(b, name, set.egress); err != nil {
+			return nil, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
+		}
+		cs.egress = true
+		details["egress"] = egressHosts(set.egress)
+	}
 	if set.seed != "" {
 		if err := copyWorkspace(ctx, cli, set.image, set.uid, set.gid, set.seed, workspace); err != nil {
 			return nil, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
@@ -333,6 +344,9 @@ func (b *codegenBox) teardown(ctx context.Context) error {
 	}
 	if b.relay != nil {
 		_ = b.relay.Close()
+	}
+	if b.egress != nil {
+		_ = b.egress.Close()
 	}
 	if b.ctr != nil {
 		b.thaw(ctx)

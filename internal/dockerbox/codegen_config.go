@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
+	"github.com/altairalabs/promptkit-sandbox/internal/egress"
 	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
@@ -129,6 +130,7 @@ type codegenConfig struct {
 	Cache       *string           `json:"cache"`
 	Warm        *int              `json:"warm"`
 	OnIdle      string            `json:"on_idle"`
+	Egress      any               `json:"egress"`
 }
 
 // codegenSettings is a validated docker_codegen configuration.
@@ -142,12 +144,13 @@ type codegenSettings struct {
 	pidsLimit int64
 	uid, gid  int // -1: decided from the workspace (see resolveUser)
 	idle      time.Duration
-	metrics   bool   // serve sandboxd's /metrics on a loopback port
-	cache     string // cacheWorkspace, cacheSandbox or cacheNone
-	warm      int    // sandboxes kept started for Provisions (codegen_pool.go)
-	onIdle    string // onIdleRelease or onIdlePause: what idle_timeout does
-	seed      string // a host directory (or a volume) the provider-made workspace starts as a copy of (a fork's)
-	volume    string // a workspace volume mounted instead of a host directory (codegen_volume.go)
+	metrics   bool          // serve sandboxd's /metrics on a loopback port
+	cache     string        // cacheWorkspace, cacheSandbox or cacheNone
+	warm      int           // sandboxes kept started for Provisions (codegen_pool.go)
+	onIdle    string        // onIdleRelease or onIdlePause: what idle_timeout does
+	seed      string        // a host directory (or a volume) the provider-made workspace starts as a copy of (a fork's)
+	volume    string        // a workspace volume mounted instead of a host directory (codegen_volume.go)
+	egress    []egress.Rule // what the sandbox may reach through its proxy (codegen_egress.go); nil: nothing
 }
 
 // What idle_timeout does to a sandbox nothing has been connected to for
@@ -236,6 +239,13 @@ func parseCodegenConfig(cfg map[string]any, h Hardening) (codegenSettings, error
 	case onIdleRelease, onIdlePause:
 	default:
 		add(keyErr("on_idle", "want %s (the default) or %s, got %q", onIdleRelease, onIdlePause, s.onIdle))
+	}
+	if c.Egress != nil {
+		if s.egress, err = egress.ParseRules(c.Egress); err != nil {
+			add(keyErr("egress", "%v", err))
+		} else if s.network != networkNone {
+			add(keyErr("egress", "needs network: %s (the proxy is the sandbox's one way out; with network %s the rules would hold nothing back)", networkNone, s.network))
+		}
 	}
 	if c.Warm != nil {
 		if s.warm = *c.Warm; s.warm < 0 || s.warm > MaxCodegenWarm {

@@ -65,6 +65,9 @@ type codegenSpec struct {
 	cache *cacheVolume
 	// volume: workspace is a workspace volume's name, not a host path.
 	volume bool
+	// egress: sandboxd relays to the proxy's socket; egressCA: and the
+	// agent's commands trust the proxy's CA bundle.
+	egress, egressCA bool
 }
 
 func (s codegenSpec) config() (*container.Config, *container.HostConfig) {
@@ -117,6 +120,9 @@ func (s codegenSpec) config() (*container.Config, *container.HostConfig) {
 			NanoCPUs:  s.set.nanoCPUs,
 			PidsLimit: &pids,
 		},
+	}
+	if s.egress {
+		cfg.Cmd = append(cfg.Cmd, s.hard.egressArgs(s.egressCA)...)
 	}
 	if s.cache != nil {
 		host.Binds = append(host.Binds, s.cache.bind())

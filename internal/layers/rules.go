@@ -29,7 +29,7 @@ var groups = []struct {
 	{"shared", []string{"shared/..."}},
 	// Building blocks the binaries are made of; none is a product.
 	{"blocks", []string{
-		"internal/bounded", "internal/codegenimage", "internal/direct", "internal/flock",
+		"internal/bounded", "internal/codegenimage", "internal/direct", "internal/egress", "internal/flock",
 		"internal/loopback", "internal/mcpready", "internal/remoteproc", "internal/resident",
 		"internal/tether", "internal/warmpool", "hooks/wire",
 	}},

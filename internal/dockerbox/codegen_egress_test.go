@@ -1,0 +1,133 @@
+package dockerbox
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+)
+
+// egressSecret is what the proxy adds to requests to api.test.
+const egressSecret = "egress-test-s3cret-value"
+
+// upstreams routes the proxies' dials for the test's hostnames to
+// servers of its own on loopback, and trusts their CA, for the test's
+// length.
+func upstreams(t *testing.T, routes map[string]*httptest.Server) {
+	t.Helper()
+	oldDial, oldRoots := egressDial, egressRoots
+	roots := x509.NewCertPool()
+	for _, s := range routes {
+		if s.Certificate() != nil {
+			roots.AddCert(s.Certificate())
+		}
+	}
+	egressDial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		s, ok := routes[addr]
+		if !ok {
+			return nil, fmt.Errorf("no route to %s in this test", addr)
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, s.Listener.Addr().String())
+	}
+	egressRoots = roots
+	t.Cleanup(func() { egressDial, egressRoots = oldDial, oldRoots })
+}
+
+// TestCodegenEgress: a sandbox with egress rules reaches an allowed host
+// through its proxy and nothing else; a request to a host whose rule
+// names a secret carries it, though the secret is nowhere in the
+// sandbox, and an answer that quotes it comes back scrubbed.
+func TestCodegenEgress(t *testing.T) {
+	image := realImage(t) // bash, whose /dev/tcp is the agent's raw client here
+	t.Logf("image %s", image)
+	deps := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "module %s from deps", r.URL.Path)
+	}))
+	defer deps.Close()
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "api saw Authorization=%q", r.Header.Get("Authorization"))
+	}))
+	defer api.Close()
+	upstreams(t, map[string]*httptest.Server{"deps.test:80": deps, "api.test:80": api})
+	t.Setenv("EGRESS_TEST_TOKEN", egressSecret)
+	p, _ := newTestProvider(t)
+	ctx := context.Background()
+	got, err := p.Provision(ctx, plugin.ProvisionSpec{Name: uniqueName(t), Mode: CodegenMode, Config: map[string]any{
+		"image": image,
+		"egress": []any{
+			map[string]any{"host": "deps.test"},
+			map[string]any{"host": "api.test:80", "secret": "EGRESS_TEST_TOKEN", "header": "Authorization", "format": "Bearer %s"},
+		},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "deps.test, api.test:80 (+Authorization)"; got.Details["egress"] != want {
+		t.Errorf("details egress = %q, want %q", got.Details["egress"], want)
+	}
+	t.Logf("provisioned %s", got.ID)
+	cs := mcptest.Connect(t, got.Endpoint, got.Token)
+	bash := func(cmd string) string {
+		return mcptest.CallText(t, cs, "Bash", map[string]any{"command": cmd})
+	}
+	// get asks the proxy the agent's environment names for a URL, as an
+	// HTTP client would, and prints the whole answer.
+	get := func(url, host string) string {
+		return bash(fmt.Sprintf(`p=${HTTP_PROXY#http://}; exec 3<>/dev/tcp/${p%%:*}/${p##*:} &&
+printf 'GET %s HTTP/1.0\r\nHost: %s\r\n\r\n' >&3 && cat <&3`, url, host))
+	}
+	if out := get("http://deps.test/golang.org/x/mod", "deps.test"); !strings.Contains(out, "200 OK") || !strings.Contains(out, "module /golang.org/x/mod from deps") {
+		t.Errorf("an allowed host: %s", out)
+	}
+	denied := get("http://example.com/", "example.com")
+	if !strings.Contains(denied, "403 Forbidden") || !strings.Contains(denied, "promptkit-sandbox egress: example.com:80 is not allowed by this sandbox's egress policy") {
+		t.Errorf("a host no rule allows: %s", denied)
+	}
+	// The upstream quotes the header it got: the rule's, with the
+	// secret, which the proxy scrubs from the answer on its way back.
+	if out := get("http://api.test/user", "api.test"); !strings.Contains(out, `api saw Authorization="Bearer `) || strings.Contains(out, egressSecret) {
+		t.Errorf("a host whose rule adds the secret: %s", out)
+	}
+	// Nowhere inside: not in the agent's env, not in sandboxd's.
+	id := got.Details["container"]
+	for _, where := range []string{bash(`env`), docker(t, "exec", id, "/bin/cat", "/proc/1/environ"), docker(t, "inspect", id)} {
+		if strings.Contains(where, egressSecret) || strings.Contains(where, "EGRESS_TEST_TOKEN") {
+			t.Fatalf("the secret is inside the sandbox: %s", where)
+		}
+	}
+	if out := bash(`echo "$HTTP_PROXY $SSL_CERT_FILE"; grep -c 'BEGIN CERTIFICATE' "$SSL_CERT_FILE"`); !strings.Contains(out, "http://127.0.0.1:3128 /run/sandboxd/egress-ca.pem") {
+		t.Errorf("the agent's proxy settings: %s", out)
+	}
+}
+
+// TestCodegenEgressValidates: egress rules are checked as the entry is
+// read, and they need a sandbox without a network.
+func TestCodegenEgressValidates(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  map[string]any
+		want string
+	}{
+		{map[string]any{"egress": []any{map[string]any{"host": "proxy.golang.org"}}, "network": "bridge"},
+			`config: key "egress": needs network: none (the proxy is the sandbox's one way out; with network bridge the rules would hold nothing back)`},
+		{map[string]any{"egress": []any{map[string]any{"hots": "proxy.golang.org"}}},
+			`config: key "egress": egress rule 0: unknown key "hots" (known: format, header, host, secret)`},
+		{map[string]any{"egress": "proxy.golang.org"},
+			`config: key "egress": egress: want a list of rules, got a string`},
+	} {
+		_, err := parseCodegenConfig(tc.cfg, DefaultHardening)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%v:\n got %v\nwant %s", tc.cfg, err, tc.want)
+		}
+	}
+	s, err := parseCodegenConfig(map[string]any{"egress": []any{map[string]any{"host": "proxy.golang.org"}}}, DefaultHardening)
+	if err != nil || len(s.egress) != 1 || s.egress[0].Host != "proxy.golang.org" {
+		t.Fatalf("a rule: %+v, %v", s.egress, err)
+	}
+}

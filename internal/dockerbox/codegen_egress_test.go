@@ -131,3 +131,51 @@ func TestCodegenEgressValidates(t *testing.T) {
 		t.Fatalf("a rule: %+v, %v", s.egress, err)
 	}
 }
+
+// TestCodegenEgressHTTPS: a real client inside the sandbox (git, through
+// libcurl) reaches an HTTPS host whose rule adds a credential: it trusts
+// the proxy's answer for that host through the bundle sandboxd points it
+// at (with the image's own roots alone it refuses the proxy's
+// certificate), and the upstream, over TLS of its own, gets the header.
+func TestCodegenEgressHTTPS(t *testing.T) {
+	image := realImage(t) // git
+	heard := make(chan string, 8)
+	// httptest's certificate is for example.com, which the proxy checks
+	// the upstream against.
+	api := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		heard <- r.Header.Get("Authorization")
+		http.NotFound(w, r)
+	}))
+	defer api.Close()
+	upstreams(t, map[string]*httptest.Server{"example.com:443": api})
+	t.Setenv("EGRESS_TEST_TOKEN", egressSecret)
+	p, _ := newTestProvider(t)
+	got, err := p.Provision(context.Background(), plugin.ProvisionSpec{Name: uniqueName(t), Mode: CodegenMode, Config: map[string]any{
+		"image": image,
+		"egress": []any{
+			map[string]any{"host": "example.com:443", "secret": "EGRESS_TEST_TOKEN", "header": "Authorization", "format": "Bearer %s"},
+		},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := mcptest.Connect(t, got.Endpoint, got.Token)
+	git := func(env string) string {
+		return mcptest.CallText(t, cs, "Bash", map[string]any{"command": env + ` git ls-remote https://example.com/repo.git 2>&1; true`})
+	}
+	if out := git("GIT_SSL_CAINFO=/etc/ssl/certs/ca-certificates.crt"); !strings.Contains(out, "server certificate verification failed") {
+		t.Fatalf("git trusting the image's roots alone: %s", out)
+	}
+	out := git("")
+	if !strings.Contains(out, "not found") || strings.Contains(out, "certificate") {
+		t.Fatalf("git through the proxy: %s", out)
+	}
+	select {
+	case h := <-heard:
+		if h != "Bearer "+egressSecret {
+			t.Fatalf("the upstream got Authorization %q, want the rule's", h)
+		}
+	default:
+		t.Fatalf("the upstream was never asked; git said: %s", out)
+	}
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -48,12 +47,12 @@ func shortTemp(t *testing.T) string {
 
 func TestEgressRelayCarriesToTheSocket(t *testing.T) {
 	sock := fakeProxy(t)
-	r, err := startEgressRelay("127.0.0.1:0", sock, slog.New(slog.DiscardHandler))
+	r, err := startEgressRelay("127.0.0.1:0", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.close()
-	proxy, _ := url.Parse("http://" + r.addr())
+	defer r.Close()
+	proxy, _ := url.Parse("http://" + r.Addr())
 	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxy)}}
 	resp, err := client.Post("http://deps.example/mod", "text/plain", strings.NewReader("req"))
 	if err != nil {
@@ -67,19 +66,19 @@ func TestEgressRelayCarriesToTheSocket(t *testing.T) {
 }
 
 func TestEgressRelayRefusesOffLoopback(t *testing.T) {
-	_, err := startEgressRelay("0.0.0.0:0", "/nonexistent", slog.New(slog.DiscardHandler))
+	_, err := startEgressRelay("0.0.0.0:0", "/nonexistent")
 	if err == nil || err.Error() != "--egress-listen 0.0.0.0:0: want a loopback address such as 127.0.0.1:3128" {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 func TestEgressRelayWithoutProxyClosesTheConnection(t *testing.T) {
-	r, err := startEgressRelay("127.0.0.1:0", filepath.Join(shortTemp(t), "none.sock"), slog.New(slog.DiscardHandler))
+	r, err := startEgressRelay("127.0.0.1:0", filepath.Join(shortTemp(t), "none.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.close()
-	c, err := net.Dial("tcp", r.addr())
+	defer r.Close()
+	c, err := net.Dial("tcp", r.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}

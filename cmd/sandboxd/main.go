@@ -139,13 +139,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		log.Warn("calls are not isolated from each other: a call can read the environment, secrets included, of the processes another call left running", "err", err)
 	}
 	if o.egressSocket != "" {
-		relay, err := startEgressRelay(o.egressListen, o.egressSocket, log)
+		relay, err := startEgressRelay(o.egressListen, o.egressSocket)
 		if err != nil {
 			return badInput(err)
 		}
-		defer relay.close()
-		cfg.Env = shell.MergeEnv(cfg.Env, egressEnv(relay.addr(), o.egressCA), nil)
-		log.Info("egress through the provider's proxy", "listen", relay.addr(), "socket", o.egressSocket)
+		defer relay.Close()
+		cfg.Env = shell.MergeEnv(cfg.Env, egressEnv(relay.Addr(), o.egressCA), nil)
+		log.Info("egress through the provider's proxy", "listen", relay.Addr(), "socket", o.egressSocket)
 	}
 	loopback := localAddr(o.addr)
 	if err := checkExposure(o.addr, o.stdio, cfg.Token, generated); err != nil {

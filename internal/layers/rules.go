@@ -58,9 +58,10 @@ var mayImport = map[string][]string{
 	// the hook runtime or the host that loads it.
 	"backends": {"shared", "blocks", "plugin", "backends"},
 	"codegen":  {"shared", "config", "plugin", "host"},
-	// sandboxd shares the contract and the image layout with the
-	// plugins, and nothing else of theirs.
-	"sandboxd": {"shared", "internal/codegenimage", "sandboxd"},
+	// sandboxd shares the contract, the image layout and the loopback
+	// forwarder (its egress relay) with the plugins, and nothing else of
+	// theirs.
+	"sandboxd": {"shared", "internal/codegenimage", "internal/loopback", "sandboxd"},
 	"commands": {"shared", "blocks", "config", "plugin", "hooks", "host", "backends", "codegen"},
 }
 

@@ -3,7 +3,8 @@
 // and joins each connection to wherever sandboxd really listens (a unix
 // socket bind-mounted from a container, a Kubernetes Service). The port
 // is never bound beyond 127.0.0.1, and it lives and dies with the
-// provider's process.
+// provider's process. Inside a sandbox, sandboxd's egress relay is one
+// too: a fixed loopback port joined to its provider's egress proxy.
 package loopback
 
 import (
@@ -45,10 +46,15 @@ type Forwarder struct {
 }
 
 // New listens on Address and forwards each connection to what dial opens.
-func New(dial Dial) (*Forwarder, error) {
-	ln, err := net.Listen("tcp", Address)
+func New(dial Dial) (*Forwarder, error) { return Listen(Address, dial) }
+
+// Listen is New on addr, which the caller has checked is loopback: a
+// fixed port that clients inside a sandbox are told of (sandboxd's
+// egress relay).
+func Listen(addr string, dial Dial) (*Forwarder, error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", Address, err)
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	f := &Forwarder{ln: ln, dial: dial, conns: make(map[net.Conn]net.Conn), last: time.Now()}
 	f.wg.Add(1)

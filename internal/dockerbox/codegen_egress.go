@@ -8,7 +8,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/egress"
 )
@@ -73,7 +75,7 @@ func (p *CodegenProvider) startEgress(b *codegenBox, name string, rules []egress
 	if !injects(rules) {
 		return false, nil
 	}
-	bundle := append(systemRoots(), px.CACertPEM()...)
+	bundle := append(slices.Clip(systemRoots()), px.CACertPEM()...)
 	// #nosec G306 -- certificates, public by nature; the sandbox's user reads them
 	if err := os.WriteFile(filepath.Join(b.dir.run, egressCAName), bundle, 0o644); err != nil {
 		return false, fmt.Errorf("egress proxy: write the CA bundle: %w", err)
@@ -93,8 +95,11 @@ func injects(rules []egress.Rule) bool {
 
 // systemRoots is the first public roots bundle found, newline-ended;
 // none when the host has none, and then a sandbox trusts only hosts its
-// proxy answers for.
-func systemRoots() []byte {
+// proxy answers for. Read once: every provision with a credential rule
+// writes it out again.
+var systemRoots = sync.OnceValue(readSystemRoots)
+
+func readSystemRoots() []byte {
 	paths := systemBundles
 	if f := os.Getenv("SSL_CERT_FILE"); f != "" {
 		paths = append([]string{f}, paths...)

@@ -268,10 +268,9 @@ func (p *CodegenProvider) start(ctx context.Context, name string, set codegenSet
 		cs.traces, cs.traceEnv = true, tracing.ContextEnv(ctx)
 	}
 	if set.egress != nil {
-		if cs.egressCA, err = p.startEgress(b, name, set.egress); err != nil {
+		if err := p.startEgress(b, name, set.egress); err != nil {
 			return nil, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
 		}
-		cs.egress = true
 		details["egress"] = egressHosts(set.egress)
 	}
 	if set.seed != "" {

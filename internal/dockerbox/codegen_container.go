@@ -65,9 +65,6 @@ type codegenSpec struct {
 	cache *cacheVolume
 	// volume: workspace is a workspace volume's name, not a host path.
 	volume bool
-	// egress: sandboxd relays to the proxy's socket; egressCA: and the
-	// agent's commands trust the proxy's CA bundle.
-	egress, egressCA bool
 }
 
 func (s codegenSpec) config() (*container.Config, *container.HostConfig) {
@@ -121,8 +118,8 @@ func (s codegenSpec) config() (*container.Config, *container.HostConfig) {
 			PidsLimit: &pids,
 		},
 	}
-	if s.egress {
-		cfg.Cmd = append(cfg.Cmd, s.hard.egressArgs(s.egressCA)...)
+	if s.set.egress != nil {
+		cfg.Cmd = append(cfg.Cmd, s.hard.egressArgs(injects(s.set.egress))...)
 	}
 	if s.cache != nil {
 		host.Binds = append(host.Binds, s.cache.bind())

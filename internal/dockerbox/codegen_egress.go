@@ -46,41 +46,41 @@ var systemBundles = []string{
 }
 
 // startEgress starts b's egress proxy on its socket. When a rule adds a
-// credential, the proxy answers for that host itself, with a certificate
-// of a CA of its own: the bundle the sandbox then trusts (the public
-// roots and that CA) is written beside the socket, and caBundle says so.
-func (p *CodegenProvider) startEgress(b *codegenBox, name string, rules []egress.Rule) (caBundle bool, err error) {
+// credential (injects), the proxy answers for that host itself, with a
+// certificate of a CA of its own: the bundle the sandbox then trusts
+// (the public roots and that CA) is written beside the socket.
+func (p *CodegenProvider) startEgress(b *codegenBox, name string, rules []egress.Rule) error {
 	px, err := egress.New(egress.Options{
 		Name: name, Rules: rules, Secret: os.LookupEnv, Dial: egressDial, UpstreamRoots: egressRoots,
 		Log: p.log.Named("egress").With("sandbox", name),
 	})
 	if err != nil {
-		return false, err
+		return err
 	}
 	path := filepath.Join(b.dir.run, egressSocketName)
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		_ = px.Close()
-		return false, fmt.Errorf("egress proxy: %w", err)
+		return fmt.Errorf("egress proxy: %w", err)
 	}
 	// The sandbox's user is not the plugin's; the directory around the
 	// socket is the sandbox's alone.
 	if err := os.Chmod(path, 0o666); err != nil { // #nosec G302 -- in the sandbox's private 0700 directory; the proxy enforces the policy
 		_ = ln.Close()
 		_ = px.Close()
-		return false, fmt.Errorf("egress proxy: %w", err)
+		return fmt.Errorf("egress proxy: %w", err)
 	}
 	b.egress = px
 	go func() { _ = px.Serve(ln) }()
 	if !injects(rules) {
-		return false, nil
+		return nil
 	}
 	bundle := append(slices.Clip(systemRoots()), px.CACertPEM()...)
 	// #nosec G306 -- certificates, public by nature; the sandbox's user reads them
 	if err := os.WriteFile(filepath.Join(b.dir.run, egressCAName), bundle, 0o644); err != nil {
-		return false, fmt.Errorf("egress proxy: write the CA bundle: %w", err)
+		return fmt.Errorf("egress proxy: write the CA bundle: %w", err)
 	}
-	return true, nil
+	return nil
 }
 
 // injects reports whether a rule adds a credential.

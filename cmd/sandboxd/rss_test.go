@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
+	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
 )
 
 // Ceilings of TestResidentMemory, in kB. Issue 34's targets are an idle
@@ -121,24 +124,17 @@ func treeRSS(t *testing.T, when string, pid int) (serving, total int) {
 	return m.rss, total
 }
 
-// descendants lists the processes under pid, from each thread's
-// children file; one that ended meanwhile has none.
+// descendants lists the processes under pid, from one snapshot of
+// /proc: children before their own children.
 func descendants(pid int) []int {
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	if err != nil {
-		return nil
+	kids := map[int][]int{}
+	for _, p := range supervisor.Processes() {
+		kids[p.PPID] = append(kids[p.PPID], p.PID)
 	}
 	var out []int
-	for _, task := range tasks {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
-		if err != nil {
-			continue
-		}
-		for _, f := range strings.Fields(string(b)) {
-			if c, err := strconv.Atoi(f); err == nil {
-				out = append(append(out, c), descendants(c)...)
-			}
-		}
+	for queue := kids[pid]; len(queue) > 0; queue = queue[1:] {
+		out = append(out, queue[0])
+		queue = append(queue, kids[queue[0]]...)
 	}
 	return out
 }
@@ -174,8 +170,8 @@ func readMem(pid int) (procMem, bool) {
 }
 
 func comm(pid int) string {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-	return strings.TrimSpace(string(b))
+	name, _, _, _ := proctest.Stat(pid)
+	return name
 }
 
 func kB(n int) string { return fmt.Sprintf("%.1f MB (%d kB)", float64(n)/1024, n) }

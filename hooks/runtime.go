@@ -28,7 +28,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"go.opentelemetry.io/otel/trace"
@@ -263,11 +262,6 @@ func (rt *Runtime) Call(ctx context.Context, name string, p *wire.Payload) (Deci
 	return rt.filter(ctx, h, stdin), nil
 }
 
-// backstop is how long past a hook's own timeout the runtime waits for its
-// sandbox before giving up on it: the sandbox enforces the timeout, this
-// only keeps a misbehaving backend from hanging the pipeline.
-const backstop = 5 * time.Second
-
 func (rt *Runtime) filter(ctx context.Context, h *Hook, stdin []byte) Decision {
 	ctx, call := rt.telemetry.start(ctx, h)
 	resp, err := h.spawn(ctx, stdin)
@@ -280,7 +274,9 @@ func (rt *Runtime) filter(ctx context.Context, h *Hook, stdin []byte) Decision {
 }
 
 func (h *Hook) spawn(ctx context.Context, stdin []byte) (sandbox.Response, error) {
-	ctx, cancel := context.WithTimeout(ctx, h.Timeout+backstop)
+	// The call's deadline is set here, once; the sandbox enforces it, and
+	// the runtime waits sandbox.Grace past it for the sandbox's report.
+	ctx, cancel := sandbox.Enter(ctx, h.Timeout)
 	defer cancel()
 	return h.sandbox.Spawn(ctx, sandbox.Request{
 		Command: h.Command,

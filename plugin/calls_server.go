@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"sync"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -62,13 +61,7 @@ func (s *server) startCall(ctx context.Context, mux *callsServer, id uint64, sta
 		mux.refuse(id, err)
 		return
 	}
-	// The plugin's side of the call ends HopGrace past its timeout, as
-	// the deadline of a Spawn stream would end it: a backend that
-	// ignores its own timeout is stopped there.
-	cctx, cancel := context.WithCancel(ctx)
-	if req.Timeout > 0 {
-		cctx, cancel = context.WithDeadline(ctx, time.Now().Add(req.Timeout+HopGrace))
-	}
+	cctx, cancel := enterCall(ctx, start)
 	out := newStreamWriter(callSender{mux: mux, id: id})
 	if !mux.track(id, func() { out.flush(); cancel() }) {
 		cancel()

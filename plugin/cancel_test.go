@@ -37,7 +37,7 @@ func TestCancelWithoutCancelRPC(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-	if took := time.Since(start); took > HopGrace/2 {
+	if took := time.Since(start); took > sandbox.Grace/2 {
 		t.Errorf("returned %v after the cancel, want at once", took)
 	}
 }

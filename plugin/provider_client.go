@@ -37,7 +37,7 @@ func (c *Client) Provision(ctx context.Context, spec ProvisionSpec, timeout time
 			d = DefaultProvisionTimeout
 		}
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d+HopGrace)
+		ctx, cancel = context.WithTimeout(ctx, d+sandbox.Grace)
 		defer cancel()
 	}
 	if c.PluginName() == "" {

@@ -107,7 +107,14 @@ func (r *RemoteSandbox) call(ctx context.Context, req sandbox.Request, stdout, s
 	}
 	h := hop{r: r, ctx: ctx, what: what, timeout: req.Timeout}
 	if req.Timeout > 0 {
-		h.deadline = time.Now().Add(req.Timeout)
+		// The deadline the call entered with (sandbox.Enter), or one from
+		// now for a caller that set none.
+		h.deadline = time.Now().Add(sandbox.Remaining(ctx, req.Timeout))
+		if !time.Now().Before(h.deadline) {
+			// Reopening the sandbox took all of it: nothing runs.
+			return resp, sandbox.NewError(sandbox.KindTimeout, fmt.Sprintf("%s: timed out after %s before it reached plugin %s",
+				what, req.Timeout, r.plugin), nil)
+		}
 	}
 	if len(req.Stdin) <= ChunkSize && r.client.servesCalls() {
 		return h.onCalls(req, stdout, stderr)
@@ -127,7 +134,7 @@ type hop struct {
 // onStream runs the call on a Spawn stream of its own.
 //
 // The stream ends when the plugin process is known to be gone, the
-// plugin has not answered HopGrace past the call's timeout, or HopGrace
+// plugin has not answered sandbox.Grace past the call's timeout, or sandbox.Grace
 // after the caller gave up, whichever comes first: the host holds the
 // timeout whatever the plugin does. When the caller gives up, the plugin
 // is told (a cancel message), so that it ends the call and sends what
@@ -138,13 +145,13 @@ func (h hop) onStream(req sandbox.Request, stdout, stderr outputSink) (resp sand
 	defer cancel()
 	stop := context.AfterFunc(r.client.done, cancel)
 	defer stop()
-	hs := newHopStream(r.client.rpc)
+	hs := newHopStream(r.client.rpc, h.start(req))
 	stopCancel := context.AfterFunc(h.ctx, func() { hs.cancel(cancel) })
 	defer stopCancel()
 	defer hs.stop()
 	if !h.deadline.IsZero() {
 		var cancelHop context.CancelFunc
-		sctx, cancelHop = context.WithDeadline(sctx, h.deadline.Add(HopGrace))
+		sctx, cancelHop = context.WithDeadline(sctx, h.deadline.Add(sandbox.Grace))
 		defer cancelHop()
 	}
 	fail := func(err error) error { return h.failure(sandbox.Done(sctx), err) }
@@ -153,7 +160,7 @@ func (h hop) onStream(req sandbox.Request, stdout, stderr outputSink) (resp sand
 	if err != nil {
 		return resp, fail(err)
 	}
-	if err := hs.sendRequest(stream, req, r.handle); err != nil {
+	if err := hs.sendRequest(stream, req.Stdin); err != nil {
 		if !errors.Is(err, io.EOF) {
 			return resp, fail(err)
 		}
@@ -184,7 +191,7 @@ func (h hop) onStream(req sandbox.Request, stdout, stderr outputSink) (resp sand
 // onCalls runs the call on the connection's Calls stream, under the same
 // rules as onStream: the host holds the timeout whatever the plugin
 // does, and a caller that gives up has the plugin told, its result
-// awaited HopGrace. What ends a Spawn stream here ends the call alone.
+// awaited sandbox.Grace. What ends a Spawn stream here ends the call alone.
 func (h hop) onCalls(req sandbox.Request, stdout, stderr outputSink) (resp sandbox.Response, err error) {
 	r := h.r
 	cs, c, err := r.client.calls().add(r.limit)
@@ -207,7 +214,7 @@ func (h hop) onCalls(req sandbox.Request, stdout, stderr outputSink) (resp sandb
 	stop := context.AfterFunc(r.client.done, func() { giveUp(r.client.exited()) })
 	defer stop()
 	if !h.deadline.IsZero() {
-		t := time.AfterFunc(time.Until(h.deadline.Add(HopGrace)), func() {
+		t := time.AfterFunc(time.Until(h.deadline.Add(sandbox.Grace)), func() {
 			hopOver.Store(true)
 			giveUp(context.DeadlineExceeded)
 		})
@@ -254,20 +261,28 @@ func (h hop) onCalls(req sandbox.Request, stdout, stderr outputSink) (resp sandb
 	}
 }
 
-// start is the message that begins the call on Calls: all of stdin in
-// it, and the caller's trace context, which no stream metadata carries.
+// start is the message that begins the call: the request, with bare env
+// keys resolved here; what remains of its timeout; all of stdin when it
+// fits in one message; and the caller's trace context (a Spawn stream's
+// metadata carries it too, but one Calls stream's cannot carry each
+// call's).
 func (h hop) start(req sandbox.Request) *sandboxpb.SpawnStart {
-	return &sandboxpb.SpawnStart{
-		Handle:        h.r.handle,
-		Command:       req.Command,
-		Args:          req.Args,
-		Env:           shell.MergeEnv(nil, req.Env, os.LookupEnv),
-		TimeoutNanos:  int64(max(req.Timeout, 0)),
-		StdinSize:     int64(len(req.Stdin)),
-		Stdin:         req.Stdin,
-		StdinComplete: true,
-		TraceContext:  tracing.ContextMap(h.ctx),
+	start := &sandboxpb.SpawnStart{
+		Handle:       h.r.handle,
+		Command:      req.Command,
+		Args:         req.Args,
+		Env:          shell.MergeEnv(nil, req.Env, os.LookupEnv),
+		TimeoutNanos: int64(max(req.Timeout, 0)),
+		StdinSize:    int64(len(req.Stdin)),
+		TraceContext: tracing.ContextMap(h.ctx),
 	}
+	if !h.deadline.IsZero() {
+		start.RemainingNanos = int64(max(time.Until(h.deadline), 1))
+	}
+	if len(req.Stdin) <= ChunkSize {
+		start.Stdin, start.StdinComplete = req.Stdin, true
+	}
+	return start
 }
 
 // result is the call's answer from the plugin's result message.
@@ -293,7 +308,7 @@ func (h hop) result(res *sandboxpb.SpawnResult, stdout, stderr outputSink) (resp
 }
 
 // failure classifies what ended a call without its result. hopOver says
-// the host stopped waiting for the plugin's answer HopGrace past the
+// the host stopped waiting for the plugin's answer sandbox.Grace past the
 // call's deadline.
 func (h hop) failure(hopOver bool, err error) error {
 	// Past the call's own timeout, with the plugin still there, the call
@@ -301,7 +316,7 @@ func (h hop) failure(hopOver bool, err error) error {
 	// call, a reopen included, by the same deadline).
 	if !h.deadline.IsZero() && !time.Now().Before(h.deadline) && hopOver && h.r.client.exited() == nil {
 		return sandbox.NewError(sandbox.KindTimeout, fmt.Sprintf("%s: timed out after %s (plugin %s did not answer within %s of it)",
-			h.what, h.timeout, h.r.plugin, HopGrace), nil)
+			h.what, h.timeout, h.r.plugin, sandbox.Grace), nil)
 	}
 	return h.r.streamError(h.ctx, h.what, h.timeout, err)
 }
@@ -310,38 +325,30 @@ func (h hop) failure(hopOver bool, err error) error {
 // if the caller gives up, a Cancel for the call it names. Before the
 // request is all sent nothing has run, and the stream is simply ended.
 type hopStream struct {
-	rpc  sandboxpb.SandboxClient
-	call string // the call's ID, for Cancel
-	sent atomic.Bool
-	cut  lateCut // ends the stream HopGrace after a cancel
+	rpc   sandboxpb.SandboxClient
+	start *sandboxpb.SpawnStart
+	call  string // the call's ID, for Cancel
+	sent  atomic.Bool
+	cut   lateCut // ends the stream sandbox.Grace after a cancel
 }
 
-// newHopStream names a call: 128 random bits, unique among the host's.
-func newHopStream(rpc sandboxpb.SandboxClient) *hopStream {
-	return &hopStream{rpc: rpc, call: rand.Text()}
+// newHopStream names the call start begins: 128 random bits, unique
+// among the host's.
+func newHopStream(rpc sandboxpb.SandboxClient, start *sandboxpb.SpawnStart) *hopStream {
+	start.Call = rand.Text()
+	return &hopStream{rpc: rpc, start: start, call: start.Call}
 }
 
 // sendRequest writes the start message, then stdin in chunks and the end
 // marker — or, when stdin fits in one message, the start message alone
 // carrying all of it.
-func (h *hopStream) sendRequest(stream sandboxpb.Sandbox_SpawnClient, req sandbox.Request, handle string) error {
-	start := &sandboxpb.SpawnStart{
-		Handle:       handle,
-		Command:      req.Command,
-		Args:         req.Args,
-		Env:          shell.MergeEnv(nil, req.Env, os.LookupEnv),
-		TimeoutNanos: int64(max(req.Timeout, 0)),
-		StdinSize:    int64(len(req.Stdin)),
-		Call:         h.call,
-	}
-	if len(req.Stdin) <= ChunkSize {
-		start.Stdin, start.StdinComplete = req.Stdin, true
-	}
+func (h *hopStream) sendRequest(stream sandboxpb.Sandbox_SpawnClient, stdin []byte) error {
+	start := h.start
 	if err := stream.Send(&sandboxpb.SpawnInput{Msg: &sandboxpb.SpawnInput_Start{Start: start}}); err != nil {
 		return err
 	}
 	if !start.StdinComplete {
-		for data := req.Stdin; len(data) > 0; {
+		for data := stdin; len(data) > 0; {
 			n := min(len(data), ChunkSize)
 			if err := stream.Send(&sandboxpb.SpawnInput{Msg: &sandboxpb.SpawnInput_Stdin{Stdin: data[:n]}}); err != nil {
 				return err
@@ -357,7 +364,7 @@ func (h *hopStream) sendRequest(stream sandboxpb.Sandbox_SpawnClient, req sandbo
 }
 
 // cancel tells the plugin the caller gave up, and ends the stream (end)
-// HopGrace later if the result has not come by then, or at once where
+// sandbox.Grace later if the result has not come by then, or at once where
 // the plugin cannot take the Cancel (one built before it, one gone). A
 // call the plugin no longer has is ending: its result is on the way.
 func (h *hopStream) cancel(end context.CancelFunc) {
@@ -366,7 +373,7 @@ func (h *hopStream) cancel(end context.CancelFunc) {
 		return
 	}
 	h.cut.arm(end)
-	ctx, cancel := context.WithTimeout(context.Background(), HopGrace)
+	ctx, cancel := context.WithTimeout(context.Background(), sandbox.Grace)
 	defer cancel()
 	if _, err := h.rpc.Cancel(ctx, &sandboxpb.CancelRequest{Call: h.call}); err != nil {
 		end()
@@ -376,7 +383,7 @@ func (h *hopStream) cancel(end context.CancelFunc) {
 // stop disarms the cut once the call is over.
 func (h *hopStream) stop() { h.cut.disarm() }
 
-// lateCut ends a call whose caller gave up HopGrace later, when the
+// lateCut ends a call whose caller gave up sandbox.Grace later, when the
 // plugin has not brought its result by then: time for the plugin to
 // kill the process and send what it wrote, and no more. Arming it after
 // the call is over (a cancel that raced the result) does nothing.
@@ -390,7 +397,7 @@ func (c *lateCut) arm(end func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.ended && c.t == nil {
-		c.t = time.AfterFunc(HopGrace, end)
+		c.t = time.AfterFunc(sandbox.Grace, end)
 	}
 }
 
@@ -403,14 +410,6 @@ func (c *lateCut) disarm() {
 		c.t.Stop()
 	}
 }
-
-// HopGrace is how long past a call's timeout the host waits for the
-// plugin's answer. A backend reports its own timeout, with what the hook
-// wrote, once it has killed the call; a plugin that has not answered
-// within HopGrace of it is frozen or ignores its deadline, and the call
-// ends as a timeout without it (the plugin's side of the stream is
-// cancelled, so a live backend still kills what it started).
-const HopGrace = time.Second
 
 // deadlineSkew is how far apart the host's and the plugin's clocks may
 // see the same deadline pass.

@@ -39,6 +39,8 @@ func (s *server) Spawn(stream sandboxpb.Sandbox_SpawnServer) error {
 	if err != nil {
 		return err
 	}
+	ctx, cancelCall := enterCall(ctx, start)
+	defer cancelCall()
 	stdin, err := readStdin(stream, start)
 	if err != nil {
 		return err
@@ -77,6 +79,23 @@ func requestOf(start *sandboxpb.SpawnStart, stdin []byte) (sandbox.Request, erro
 	}, nil
 }
 
+// enterCall sets the call's deadline on the plugin's side: what remained
+// of its timeout when the host sent start, from now (all of it, from a
+// host that does not say). ctx then ends sandbox.Grace past it, as the
+// host's does: a backend that ignores its own deadline is stopped there.
+func enterCall(ctx context.Context, start *sandboxpb.SpawnStart) (context.Context, context.CancelFunc) {
+	timeout := time.Duration(start.GetTimeoutNanos())
+	if timeout <= 0 {
+		// The backend's default applies, which it alone knows.
+		return context.WithCancel(ctx)
+	}
+	left := time.Duration(start.GetRemainingNanos())
+	if left <= 0 || left > timeout {
+		left = timeout
+	}
+	return sandbox.EnterAt(ctx, time.Now().Add(left), timeout)
+}
+
 // run calls the backend for a call the caller has entered (s.enter),
 // sending its output through out as it comes and its result last. ctx
 // carries the host's trace context and ends when the host gives up.
@@ -89,11 +108,11 @@ func (s *server) run(ctx context.Context, sb sandbox.Sandbox, req sandbox.Reques
 			attribute.String("promptkit.plugin.name", s.name),
 			attribute.String("promptkit.sandbox.name", sb.Name()))...))
 	if req.Timeout > 0 {
-		// The host waits only HopGrace past the timeout for the result:
+		// The host waits only sandbox.Grace past the timeout for the result:
 		// what the hook wrote goes out when the timeout fires, and what
 		// it wrote last as it comes, not only once the backend has
 		// finished killing the call.
-		flush := time.AfterFunc(req.Timeout, out.flush)
+		flush := time.AfterFunc(sandbox.Remaining(ctx, req.Timeout), out.flush)
 		defer flush.Stop()
 	}
 	resp, err := s.spawn(ctx, sb, req, out)

@@ -182,7 +182,7 @@ func (a *Adapter) Close() error {
 
 // callsGrace bounds how long Close waits for cancelled calls to end. A
 // local backend kills the call's process group at once; a plugin's call
-// ends within plugin.HopGrace of the cancel even if the plugin is stuck.
+// ends within sandbox.Grace of the cancel even if the plugin is stuck.
 const callsGrace = 5 * time.Second
 
 // enter counts a call in flight and returns its context, which Close

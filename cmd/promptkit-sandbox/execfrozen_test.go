@@ -12,6 +12,7 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
 // freeze SIGSTOPs a serve; it is continued when the test ends, before it
@@ -79,7 +80,7 @@ func TestExecServeStoppedBeforeTheCall(t *testing.T) {
 }
 
 // TestExecServeStoppedMidCall: a serve SIGSTOPped while its call runs.
-// With --timeout, exec answers 124 at the deadline plus plugin.HopGrace;
+// With --timeout, exec answers 124 at the deadline plus sandbox.Grace;
 // without a deadline that near, 125 once the serve has not answered for
 // serveStallTimeout. Either way it passes on what the hook wrote before
 // the stop, and waits on nothing more (no 10 s Close). Continued, the
@@ -97,8 +98,8 @@ func TestExecServeStoppedMidCall(t *testing.T) {
 		stderr  string
 		within  time.Duration // from the stop
 	}{
-		{"deadline", "2s", exitTimeout, "timed out after 2s", 2*time.Second + plugin.HopGrace + time.Second},
-		{"no deadline near", "5m", exitSandbox, "stopped answering", serveStallTimeout + serveLivenessInterval + plugin.HopGrace + time.Second},
+		{"deadline", "2s", exitTimeout, "timed out after 2s", 2*time.Second + sandbox.Grace + time.Second},
+		{"no deadline near", "5m", exitSandbox, "stopped answering", serveStallTimeout + serveLivenessInterval + sandbox.Grace + time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := startServe(t, sock, nil, "--config", cfg)

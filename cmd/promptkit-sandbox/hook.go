@@ -10,11 +10,11 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/hooks"
 	"github.com/altairalabs/promptkit-sandbox/hooks/wire"
 	"github.com/altairalabs/promptkit-sandbox/internal/bounded"
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
 func (e *cliEnv) hook(args []string) int {
@@ -86,8 +86,9 @@ func (e *cliEnv) hookRun(args []string) int {
 	defer stop()
 	d, err := rt.Call(ctx, *name, p)
 	// An observe hook runs in the background: give it its own timeout (plus
-	// the sandbox's kill grace) to finish before the process exits.
-	closeCtx, cancel := context.WithTimeout(ctx, h.Timeout+5*time.Second)
+	// the grace for the sandbox's report) to finish before the process
+	// exits.
+	closeCtx, cancel := context.WithTimeout(ctx, h.Timeout+sandbox.Grace)
 	defer cancel()
 	if cerr := rt.Close(closeCtx); cerr != nil {
 		log.Warn("closing runtime", "error", cerr)

@@ -21,7 +21,7 @@ import (
 //     within serveAnswerTimeout, or exec runs the call cold (the default
 //     socket) or exits 125 (a named one);
 //   - during the call, the call's own deadline holds (--timeout, plus
-//     plugin.HopGrace for the serve's answer, then 124), and a ping every
+//     sandbox.Grace for the serve's answer, then 124), and a ping every
 //     serveLivenessInterval that goes unanswered for serveStallTimeout
 //     ends the call with 125 where no deadline is that near;
 //   - after it, releasing the handle is given serveCloseGrace.

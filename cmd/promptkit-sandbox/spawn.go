@@ -114,6 +114,10 @@ func (e *cliEnv) spawnThrough(ctx context.Context, f *spawnFlags, sb sandbox.San
 		Stdin:   stdin,
 		Timeout: *f.timeout,
 	}
+	// The call's deadline is set here, where it enters; the sandbox's
+	// report of a timeout is awaited sandbox.Grace past it.
+	ctx, cancel := sandbox.Enter(ctx, req.Timeout)
+	defer cancel()
 	// A backend may write both streams at once; ours may be one writer.
 	var mu sync.Mutex
 	resp, err := sandbox.SpawnTo(ctx, sb, req, lockedWriter{&mu, e.stdout}, lockedWriter{&mu, e.stderr})

@@ -50,7 +50,7 @@ func (c caller) spawn(ctx context.Context, req sandbox.Request, stdout, stderr i
 	if ctx.Err() != nil {
 		return resp, sandbox.ContextError(ctx, spec.what, 0)
 	}
-	cctx, cancel := context.WithTimeout(ctx, spec.timeout)
+	cctx, cancel := sandbox.Expire(ctx, spec.timeout)
 	defer cancel()
 
 	var pr prepared

@@ -37,7 +37,7 @@ func TestConformance(t *testing.T) {
 // before the package's parallel tests (it is not one of them): each of
 // its calls and each kill is a kubectl process, and on two cores shared
 // with other cells a timeout's kill took past the plugin host's one
-// second (plugin.HopGrace), which then answered the timeout itself,
+// second (sandbox.Grace), which then answered the timeout itself,
 // without the call's output.
 func TestConformanceCLI(t *testing.T) {
 	kubecluster.Require(t)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/resident"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
@@ -13,12 +14,18 @@ import (
 // runResident runs c through the resident rc: a fork and exec inside the
 // target, no exec session. Its errors are classified as Run's.
 func (e *Engine) runResident(ctx context.Context, rc *resident.Client, c Call, what string, stdout, stderr io.Writer) (int, error) {
+	// The resident's own bound, past the call's deadline (ctx's), only
+	// matters when the plugin is gone.
+	left := c.Timeout
+	if d, ok := ctx.Deadline(); ok {
+		left = max(time.Until(d), 0)
+	}
 	res, err := rc.Run(ctx, resident.Call{
 		Command:     c.Command,
 		Args:        c.Args,
 		Env:         c.Env,
 		Stdin:       c.Stdin,
-		Timeout:     c.Timeout + ResidentBackstop,
+		Timeout:     left + ResidentBackstop,
 		OutputLimit: c.OutputLimit + 1, // one byte past the cap lets the writer's own cap see the cut
 	}, stdout, stderr)
 	switch {

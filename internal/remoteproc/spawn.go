@@ -44,7 +44,7 @@ func Spawn(ctx context.Context, req sandbox.Request, d Defaults, stdout, stderr 
 	if req.Timeout > 0 {
 		timeout = req.Timeout
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
+	cctx, cancel := sandbox.Expire(ctx, timeout)
 	defer cancel()
 	code, err := run(cctx, Call{
 		Command: req.Command, Args: req.Args, Stdin: req.Stdin,

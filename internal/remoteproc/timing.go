@@ -1,6 +1,10 @@
 package remoteproc
 
-import "time"
+import (
+	"time"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+)
 
 // The engine's timing, one set for every backend and transport.
 const (
@@ -26,18 +30,18 @@ const (
 	// CancelDrain is how long, once a cancelled call's processes are
 	// killed, its stream may take to end by itself and bring what the
 	// command wrote before the cancel (cutting it at once loses output
-	// still on its way through the client). It is well under the plugin
-	// host's one second (plugin.HopGrace).
-	CancelDrain = 250 * time.Millisecond
+	// still on its way through the client). A quarter of the grace every
+	// layer above allows past the deadline, so it fits with the kill.
+	CancelDrain = sandbox.Grace / 4
 	// CleanupTimeout bounds the kill exec after a timeout, and the
 	// diagnosis of a failed exec: both run on a context of their own
 	// once the call's is done.
 	CleanupTimeout = 10 * time.Second
 	// StopBudget bounds, past a call's deadline, the diagnosis of a
-	// failed exec. It is under the plugin host's one second
-	// (plugin.HopGrace). (The kill exec is not bounded by it: see
-	// killTree.)
-	StopBudget = 750 * time.Millisecond
+	// failed exec: three quarters of sandbox.Grace, leaving the rest for
+	// the report to reach the host. (The kill exec is not bounded by it:
+	// see killTree.)
+	StopBudget = sandbox.Grace * 3 / 4
 	// ResidentBackstop is added to a call's timeout for the resident's
 	// own deadline: the plugin's comes first and kills the call; the
 	// resident's only matters when the plugin is gone.

@@ -208,7 +208,7 @@ func TestBackendTransportErrorStaysInItsCall(t *testing.T) {
 	}
 }
 
-// TestHostHoldsTheTimeout: the host ends a call HopGrace past its
+// TestHostHoldsTheTimeout: the host ends a call sandbox.Grace past its
 // timeout whatever the plugin does (a backend that ignores its context,
 // a plugin frozen with SIGSTOP), and a result that arrives after the
 // timeout is a timeout.
@@ -228,8 +228,8 @@ func TestHostHoldsTheTimeout(t *testing.T) {
 		if !strings.Contains(fmt.Sprint(err), "timed out after 1s") {
 			t.Errorf("err = %q, want it to say timed out after 1s", err)
 		}
-		if took < timeout || took > timeout+plugin.HopGrace+500*time.Millisecond {
-			t.Errorf("returned after %v, want within %v of the %v timeout", took, plugin.HopGrace+500*time.Millisecond, timeout)
+		if took < timeout || took > timeout+sandbox.Grace+500*time.Millisecond {
+			t.Errorf("returned after %v, want within %v of the %v timeout", took, sandbox.Grace+500*time.Millisecond, timeout)
 		}
 	}
 	t.Run("ignores its context", func(t *testing.T) {

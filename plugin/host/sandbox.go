@@ -107,13 +107,11 @@ func (s *pluginSandbox) SpawnStreaming(ctx context.Context, req sandbox.Request,
 // call runs one call through the sandbox as opened in the live plugin
 // process, reopening it there first when the process is new.
 func (s *pluginSandbox) call(ctx context.Context, req sandbox.Request, run func(context.Context, *plugin.RemoteSandbox) (sandbox.Response, error)) (sandbox.Response, error) {
-	if req.Timeout > 0 {
-		// The call's timeout bounds all of it: starting a plugin process
-		// again and reopening the sandbox in it too.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, req.Timeout+plugin.HopGrace)
-		defer cancel()
-	}
+	// The call's deadline (set here unless the caller set it) bounds all
+	// of it: starting a plugin process again and reopening the sandbox
+	// in it too. What they take comes out of the time the hook has.
+	ctx, cancel := sandbox.Enter(ctx, req.Timeout)
+	defer cancel()
 	rctx := ctx
 	if req.Timeout <= 0 && s.openTimeout > 0 {
 		var cancel context.CancelFunc

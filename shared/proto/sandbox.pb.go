@@ -540,9 +540,14 @@ type SpawnStart struct {
 	// trace_context is the caller's W3C trace context (traceparent,
 	// tracestate) for a call on Calls, whose one stream's metadata cannot
 	// carry each call's.
-	TraceContext  map[string]string `protobuf:"bytes,10,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TraceContext map[string]string `protobuf:"bytes,10,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// remaining_nanos is how much of timeout_nanos the call had left when
+	// the host sent it (reopening the sandbox in a restarted plugin may
+	// have used some): the call's deadline is that far from when the
+	// plugin reads this message. Zero means all of timeout_nanos.
+	RemainingNanos int64 `protobuf:"varint,11,opt,name=remaining_nanos,json=remainingNanos,proto3" json:"remaining_nanos,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SpawnStart) Reset() {
@@ -643,6 +648,13 @@ func (x *SpawnStart) GetTraceContext() map[string]string {
 		return x.TraceContext
 	}
 	return nil
+}
+
+func (x *SpawnStart) GetRemainingNanos() int64 {
+	if x != nil {
+		return x.RemainingNanos
+	}
+	return 0
 }
 
 type CallInput struct {
@@ -2109,7 +2121,7 @@ const file_sandbox_proto_rawDesc = "" +
 	"\x05start\x18\x01 \x01(\v2 .promptkit.sandbox.v1.SpawnStartH\x00R\x05start\x12\x16\n" +
 	"\x05stdin\x18\x02 \x01(\fH\x00R\x05stdin\x12=\n" +
 	"\tstdin_end\x18\x03 \x01(\v2\x1e.promptkit.sandbox.v1.StdinEndH\x00R\bstdinEndB\x05\n" +
-	"\x03msg\"\x93\x03\n" +
+	"\x03msg\"\xbc\x03\n" +
 	"\n" +
 	"SpawnStart\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\x12\x18\n" +
@@ -2123,7 +2135,8 @@ const file_sandbox_proto_rawDesc = "" +
 	"\x0estdin_complete\x18\b \x01(\bR\rstdinComplete\x12\x12\n" +
 	"\x04call\x18\t \x01(\tR\x04call\x12W\n" +
 	"\rtrace_context\x18\n" +
-	" \x03(\v22.promptkit.sandbox.v1.SpawnStart.TraceContextEntryR\ftraceContext\x1a?\n" +
+	" \x03(\v22.promptkit.sandbox.v1.SpawnStart.TraceContextEntryR\ftraceContext\x12'\n" +
+	"\x0fremaining_nanos\x18\v \x01(\x03R\x0eremainingNanos\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x98\x01\n" +

@@ -42,7 +42,9 @@ func (g *group) arm(ctx context.Context, p *Process, timeout time.Duration) {
 	g.grace = p.opts.KillGrace
 	what := describe(p.command)
 	if timeout > 0 {
-		g.timeout = time.AfterFunc(timeout, func() {
+		// The call's deadline where it entered with one (sandbox.Enter),
+		// else timeout from now.
+		g.timeout = time.AfterFunc(sandbox.Remaining(ctx, timeout), func() {
 			g.terminate(&sandbox.Error{
 				Kind: sandbox.KindTimeout,
 				Msg:  fmt.Sprintf("%s: timed out after %s", what, timeout),

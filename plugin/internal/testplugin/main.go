@@ -13,6 +13,8 @@
 //	NAME_deaf    ignores its context: sleeps Args[0] (a duration), then
 //	             succeeds, printing "late"
 //	NAME_stuck   an Open that never returns
+//	NAME_late    the direct backend behind an Open that takes open_delay
+//	             and a Close that leaves a file in closed_dir
 //	NAME_flaky   fails every call with a backend's transport error (an
 //	             engine that did not answer), the process itself fine
 //	NAME_noop    answers at once with its stdin, running nothing (for
@@ -279,8 +281,9 @@ func wedgeable() {
 
 // lateOpen is NAME_late: an open that takes open_delay whatever its
 // context says, as a backend busy in a call it cannot cut short would,
-// and a sandbox whose Close leaves a file named after it in closed_dir,
-// so a test sees whether the plugin closed what the host gave up on.
+// and a sandbox that runs calls as direct does and whose Close leaves a
+// file named after it in closed_dir, so a test sees whether the plugin
+// closed what the host gave up on.
 func lateOpen(_ context.Context, name string, cfg map[string]any) (sandbox.Sandbox, error) {
 	var c struct {
 		OpenDelay sandbox.Duration `json:"open_delay"`
@@ -290,15 +293,23 @@ func lateOpen(_ context.Context, name string, cfg map[string]any) (sandbox.Sandb
 		return nil, err
 	}
 	time.Sleep(time.Duration(c.OpenDelay))
-	return lateSandbox{funcSandbox: funcSandbox{name: name, spawn: noop}, closedDir: c.ClosedDir}, nil
+	return lateSandbox{direct: direct.New(name, shell.Options{}), closedDir: c.ClosedDir}, nil
 }
 
+// lateSandbox holds direct rather than embed it: it streams nothing, so
+// a call's output reaches the host only with its result.
 type lateSandbox struct {
-	funcSandbox
+	direct    *direct.Sandbox
 	closedDir string
+}
+
+func (s lateSandbox) Name() string { return s.direct.Name() }
+
+func (s lateSandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Response, error) {
+	return s.direct.Spawn(ctx, req)
 }
 
 func (s lateSandbox) Close() error {
 	// #nosec G306 G703 -- a test plugin reporting a close into the directory its test names
-	return os.WriteFile(filepath.Join(s.closedDir, s.name), nil, 0o644)
+	return os.WriteFile(filepath.Join(s.closedDir, s.Name()), nil, 0o644)
 }

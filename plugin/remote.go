@@ -107,14 +107,15 @@ func (r *RemoteSandbox) call(ctx context.Context, req sandbox.Request, stdout, s
 	}
 	h := hop{r: r, ctx: ctx, what: what, timeout: req.Timeout}
 	if req.Timeout > 0 {
-		// The deadline the call entered with (sandbox.Enter), or one from
-		// now for a caller that set none.
-		h.deadline = time.Now().Add(sandbox.Remaining(ctx, req.Timeout))
-		if !time.Now().Before(h.deadline) {
+		// What is left of the deadline the call entered with
+		// (sandbox.Enter), or all of the timeout for a caller that set none.
+		left := sandbox.Remaining(ctx, req.Timeout)
+		if left <= 0 {
 			// Reopening the sandbox took all of it: nothing runs.
 			return resp, sandbox.NewError(sandbox.KindTimeout, fmt.Sprintf("%s: timed out after %s before it reached plugin %s",
 				what, req.Timeout, r.plugin), nil)
 		}
+		h.deadline = time.Now().Add(left)
 	}
 	if len(req.Stdin) <= ChunkSize && r.client.servesCalls() {
 		return h.onCalls(req, stdout, stderr)
@@ -326,8 +327,7 @@ func (h hop) failure(hopOver bool, err error) error {
 // request is all sent nothing has run, and the stream is simply ended.
 type hopStream struct {
 	rpc   sandboxpb.SandboxClient
-	start *sandboxpb.SpawnStart
-	call  string // the call's ID, for Cancel
+	start *sandboxpb.SpawnStart // its Call names the call for Cancel
 	sent  atomic.Bool
 	cut   lateCut // ends the stream sandbox.Grace after a cancel
 }
@@ -336,7 +336,7 @@ type hopStream struct {
 // among the host's.
 func newHopStream(rpc sandboxpb.SandboxClient, start *sandboxpb.SpawnStart) *hopStream {
 	start.Call = rand.Text()
-	return &hopStream{rpc: rpc, start: start, call: start.Call}
+	return &hopStream{rpc: rpc, start: start}
 }
 
 // sendRequest writes the start message, then stdin in chunks and the end
@@ -375,7 +375,7 @@ func (h *hopStream) cancel(end context.CancelFunc) {
 	h.cut.arm(end)
 	ctx, cancel := context.WithTimeout(context.Background(), sandbox.Grace)
 	defer cancel()
-	if _, err := h.rpc.Cancel(ctx, &sandboxpb.CancelRequest{Call: h.call}); err != nil {
+	if _, err := h.rpc.Cancel(ctx, &sandboxpb.CancelRequest{Call: h.start.Call}); err != nil {
 		end()
 	}
 }

@@ -52,12 +52,8 @@ func EnterAt(ctx context.Context, at time.Time, timeout time.Duration) (context.
 	return context.WithDeadline(ctx, at.Add(Grace))
 }
 
-// Deadline is the deadline Enter set for the call whose Request.Timeout
-// is timeout; ok is false where none was set.
-func Deadline(ctx context.Context, timeout time.Duration) (at time.Time, ok bool) {
-	return deadlineOf(ctx, timeout)
-}
-
+// deadlineOf is the deadline Enter set for the call whose
+// Request.Timeout is timeout; ok is false where none was set.
 func deadlineOf(ctx context.Context, timeout time.Duration) (time.Time, bool) {
 	d, ok := ctx.Value(deadlineKey{}).(callDeadline)
 	if !ok || timeout <= 0 || d.timeout != timeout {

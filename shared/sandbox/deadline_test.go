@@ -10,7 +10,7 @@ func TestEnterSetsTheDeadlineOnce(t *testing.T) {
 	const timeout = time.Minute
 	ctx, cancel := Enter(context.Background(), timeout)
 	defer cancel()
-	at, ok := Deadline(ctx, timeout)
+	at, ok := deadlineOf(ctx, timeout)
 	if !ok {
 		t.Fatal("no deadline after Enter")
 	}
@@ -20,14 +20,14 @@ func TestEnterSetsTheDeadlineOnce(t *testing.T) {
 	time.Sleep(10 * time.Millisecond)
 	inner, cancelInner := Enter(ctx, timeout)
 	defer cancelInner()
-	if again, _ := Deadline(inner, timeout); !again.Equal(at) {
+	if again, _ := deadlineOf(inner, timeout); !again.Equal(at) {
 		t.Errorf("a layer below moved the deadline from %v to %v", at, again)
 	}
 	if r := Remaining(inner, timeout); r >= timeout || r < timeout-time.Second {
 		t.Errorf("Remaining = %v, want a little under %v", r, timeout)
 	}
 	// Another call made under this one's context has a deadline of its own.
-	if _, ok := Deadline(ctx, time.Second); ok {
+	if _, ok := deadlineOf(ctx, time.Second); ok {
 		t.Error("a call with another timeout found this call's deadline")
 	}
 	if r := Remaining(ctx, time.Second); r != time.Second {

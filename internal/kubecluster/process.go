@@ -116,8 +116,7 @@ func sweep(l layout) []string {
 			if pid == os.Getpid() || !ours(l, pid) || !sweepableExe(pid) {
 				continue
 			}
-			cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-			killed = append(killed, fmt.Sprintf("%d %s", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+			killed = append(killed, fmt.Sprintf("%d %s", pid, commandLine(pid)))
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			waitGone(l, pid, 5*time.Second)
 			found = true
@@ -159,9 +158,21 @@ func waitFor(ctx context.Context, what string, check func(context.Context) error
 
 // sweepableExe reports whether pid runs one of the sweepable programs.
 func sweepableExe(pid int) bool {
+	return contains(sweepable, program(pid))
+}
+
+// program is the file name of the program pid runs; "" once it is gone.
+func program(pid int) string {
 	exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
 	if err != nil {
-		return false
+		return ""
 	}
-	return contains(sweepable, filepath.Base(strings.TrimSuffix(exe, " (deleted)")))
+	return filepath.Base(strings.TrimSuffix(exe, " (deleted)"))
+}
+
+// commandLine is pid's command line, its arguments joined by spaces; ""
+// once it is gone.
+func commandLine(pid int) string {
+	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	return string(bytes.ReplaceAll(bytes.TrimSuffix(b, []byte{0}), []byte{0}, []byte{' '}))
 }

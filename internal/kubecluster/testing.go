@@ -91,7 +91,10 @@ func Main(m Runner) int {
 	defer shared.mu.Unlock()
 	if shared.cluster != nil {
 		if code != 0 {
-			shared.cluster.WriteComplaints(os.Stderr, 25)
+			// What is most telling first: a CI log may keep only the head.
+			shared.cluster.WriteShimStacks(os.Stderr, 30)
+			shared.cluster.WriteShimTrees(os.Stderr, 60)
+			shared.cluster.WriteComplaints(os.Stderr, 15)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()

@@ -12,6 +12,11 @@
 // Filter takes those control lines out of the output. KillArgv is the
 // command a second exec runs to kill the call's process tree by that PID.
 //
+// Execs start through a gate of the process's (StartsInFlight per
+// target), so a burst of calls waits here, where a cancelled one costs
+// nothing, not in the container runtime, which starts one exec at a time
+// and runs each to its end.
+//
 // The target needs /bin/sh with the kill builtin and a mounted /proc;
 // CheckArgv is the command that proves it.
 package remoteproc

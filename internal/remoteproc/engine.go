@@ -92,19 +92,42 @@ func (e *Engine) Close() {
 // SessionStart), and is cut and tried again while ctx lasts.
 func Check(ctx context.Context, t Target, mode string) error {
 	var (
-		out  *resident.HeadBuffer
-		code int
-		err  error
+		out   *resident.HeadBuffer
+		code  int
+		err   error
+		tries int
 	)
+	start := time.Now()
 	for {
 		out = &resident.HeadBuffer{Max: 4096} // both streams; only the head is quoted
+		release, gerr := gate.enter(ctx, t.String())
+		if gerr != nil {
+			err = gerr
+			break
+		}
 		actx, cancel := context.WithTimeout(ctx, checkAttempt)
 		code, err = t.Exec(actx, CheckArgv(), nil, out, out)
+		release()
+		tries++
 		stalled := err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded)
 		cancel()
 		if !stalled {
 			break
 		}
+	}
+	if err != nil && ctx.Err() != nil && tries == 0 {
+		return sandbox.NewError(sandbox.KindTransport, fmt.Sprintf(
+			"exec in %s: the check waited %v behind this process's other execs starting there, and never started",
+			t, time.Since(start).Round(100*time.Millisecond)), ctx.Err())
+	}
+	if err != nil && ctx.Err() != nil {
+		// The caller gave up while the check hung (every try before the
+		// last stalled): asking the target why, on a context that is
+		// over, would only blame the connection.
+		return sandbox.NewError(sandbox.KindTransport, fmt.Sprintf(
+			"exec in %s: the check (%s) did not finish within %v (%d tries, each cut after %v): the exec did not start or did not end; "+
+				"the container runtime on the node may be stuck (its log says more)",
+			t, checkScript, time.Since(start).Round(100*time.Millisecond), tries, checkAttempt), ctx.Err())
 	}
 	if err != nil {
 		if xerr := t.Explain(ctx, err, ""); xerr != nil {
@@ -248,6 +271,8 @@ func (e *Engine) killTree(ss *session) {
 // kill runs the kill script once and reports whether it ran (it exits 0
 // whatever it found).
 func (e *Engine) kill(pid int) bool {
+	// Not through the start gate: a kill must not wait behind the starts
+	// of new calls, and it is rare and short.
 	ctx, cancel := context.WithTimeout(context.Background(), CleanupTimeout)
 	defer cancel()
 	code, err := e.t.Exec(ctx, KillArgv(pid), nil, io.Discard, io.Discard)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -291,8 +292,12 @@ func TestCheckRetriesAStalledExec(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	err := Check(ctx, stallsAlways{}, "test")
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want the context's deadline", err)
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, sandbox.ErrTransport) {
+		t.Fatalf("err = %v, want a transport error wrapping the context's deadline", err)
+	}
+	if want := regexp.MustCompile(`^exec in this machine: the check \(.+\) did not finish within 1(\.\d)?s \(4 tries, each cut after 300ms\): ` +
+		`the exec did not start or did not end; the container runtime on the node may be stuck \(its log says more\): context deadline exceeded$`); !want.MatchString(err.Error()) {
+		t.Errorf("err = %q, want it to match %s", err, want)
 	}
 }
 

@@ -25,6 +25,21 @@ func (e *Engine) runIn(ctx context.Context, ss *session, input []byte, what stri
 	f := ss.f
 	ss.stdout.Claim(stdout)
 	ss.stderr.Claim(stderr)
+	// A fresh session waits at the start gate first (StartsInFlight);
+	// its start is timed from when it went to the target. One the call
+	// gave up on while it waited never went: nothing ran.
+	select {
+	case <-ss.issued:
+	case <-ss.done:
+	case <-ctx.Done():
+		select {
+		case <-ss.issued:
+		default:
+			ss.cancel()
+			<-ss.done
+			return outcome{err: ctx.Err()}
+		}
+	}
 	// The call goes to the wrapper only once its PID is known, so a
 	// command never runs that a timeout could not find and kill: a
 	// wrapper that starts after the call gave up reads end of file and

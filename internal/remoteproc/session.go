@@ -19,9 +19,10 @@ type session struct {
 	stdin          *io.PipeWriter
 	cancel         context.CancelFunc
 
-	done chan struct{} // the exec has returned
-	code int           // valid once done
-	err  error         // valid once done
+	issued chan struct{} // the start gate let the exec go to the target
+	done   chan struct{} // the exec has returned (or never went)
+	code   int           // valid once done
+	err    error         // valid once done
 
 	closeStdin sync.Once
 	sent       bool // the call went to the wrapper (runIn's own)
@@ -40,13 +41,33 @@ func (e *Engine) startSession() *session {
 	pr, pw := io.Pipe()
 	ss := &session{
 		stdout: warmpool.NewHeld(maxHeldBeforeCall), stderr: warmpool.NewHeld(maxHeldBeforeCall),
-		stdin: pw, cancel: cancel, done: make(chan struct{}),
+		stdin: pw, cancel: cancel, issued: make(chan struct{}), done: make(chan struct{}),
 	}
 	ss.f = NewFilter(ss.stdout, ss.stderr, e.opts.CLI)
 	go func() {
 		defer close(ss.done)
 		defer cancel() // the stream is over: release its context
+		release, err := gate.enter(ctx, e.t.String())
+		if err != nil {
+			// Cut while it waited: nothing went to the target.
+			ss.err = err
+			_ = pr.CloseWithError(io.ErrClosedPipe)
+			ss.f.Close()
+			return
+		}
+		close(ss.issued)
+		execDone := make(chan struct{})
+		go func() {
+			// The slot is the start's: once the wrapper runs, the next
+			// exec may start.
+			select {
+			case <-ss.f.Started():
+			case <-execDone:
+			}
+			release()
+		}()
 		ss.code, ss.err = e.t.Exec(ctx, Argv(), pr, ss.f.Stdout(), ss.f.Stderr())
+		close(execDone)
 		// A write to the wrapper's stdin after the stream has ended
 		// fails instead of waiting for a reader that is gone.
 		_ = pr.CloseWithError(io.ErrClosedPipe)

@@ -47,7 +47,8 @@ type Options struct {
 	// WorkspaceVolume, when set, names a workspace volume the sandbox
 	// mounts as its workspace: created on first use, kept past the
 	// sandbox's release unless purged, attached to one sandbox at a
-	// time (docker_codegen; see plugin.VolumeKeeper). It excludes
+	// time (docker_codegen: an engine volume; kubectl_codegen: a
+	// PersistentVolumeClaim; see plugin.VolumeKeeper). It excludes
 	// Workspace.
 	WorkspaceVolume string
 	// Timeout bounds the provisioning (plugin.DefaultProvisionTimeout

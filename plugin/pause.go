@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -22,7 +23,8 @@ type Pauser interface {
 }
 
 // ErrCannotPause is a Pause or Resume of a sandbox whose provider cannot
-// pause it.
+// pause it. A provider that can pause only some of its sandboxes
+// refuses the others with an error that Is it and says why.
 var ErrCannotPause = errors.New("its provider cannot pause sandboxes")
 
 func (ps *providerServer) SetPaused(ctx context.Context, req *sandboxpb.SetPausedRequest) (*sandboxpb.SetPausedResponse, error) {
@@ -61,13 +63,24 @@ func (c *Client) setPaused(ctx context.Context, id string, paused bool) error {
 	if err := c.exited(); err != nil {
 		return err
 	}
-	ctx, cancel := bounded(ctx)
-	defer cancel()
+	// A provider may pause by taking the sandbox down and resume by
+	// starting it anew (kubectl_codegen: a Pod): bounded as a Provision.
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultProvisionTimeout)
+		defer cancel()
+	}
 	_, err := c.prov.SetPaused(ctx, &sandboxpb.SetPausedRequest{Id: id, Paused: paused})
 	switch st := status.Convert(err); {
 	case err == nil:
 		return nil
 	case st.Code() == codes.FailedPrecondition:
+		// A provider that pauses others may refuse this sandbox, and
+		// say why (kubectl_codegen: its workspace would go with its
+		// Pod): the reason is kept.
+		if msg := st.Message(); !strings.HasSuffix(msg, ErrCannotPause.Error()) {
+			return &wrappedError{msg: fmt.Sprintf("plugin %s: %s", c.label(), msg), err: ErrCannotPause}
+		}
 		return fmt.Errorf("plugin %s: %s: %w", c.label(), what, ErrCannotPause)
 	case st.Code() == codes.Unimplemented:
 		return fmt.Errorf("plugin %s: %s: %w (the plugin predates pausing)", c.label(), what, ErrCannotPause)

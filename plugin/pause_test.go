@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -12,11 +13,26 @@ import (
 // pausingProvider is a fakeProvider that can pause.
 type pausingProvider struct {
 	fakeProvider
-	mu     sync.Mutex
-	paused map[string]bool
+	mu      sync.Mutex
+	paused  map[string]bool
+	refused string // the id it refuses to pause
 }
 
-func (p *pausingProvider) Pause(_ context.Context, id string) error  { return p.set(id, true) }
+// errNotThisOne is a pausing provider's refusal of one sandbox.
+type errNotThisOne struct{}
+
+func (errNotThisOne) Error() string        { return "its workspace would not survive" }
+func (errNotThisOne) Is(target error) bool { return target == ErrCannotPause }
+
+func (p *pausingProvider) Pause(_ context.Context, id string) error {
+	p.mu.Lock()
+	refused := id == p.refused
+	p.mu.Unlock()
+	if refused {
+		return errNotThisOne{}
+	}
+	return p.set(id, true)
+}
 func (p *pausingProvider) Resume(_ context.Context, id string) error { return p.set(id, false) }
 
 func (p *pausingProvider) isPaused(id string) bool {
@@ -62,6 +78,17 @@ func TestPauseThroughThePlugin(t *testing.T) {
 	}
 	if err := client.Pause(ctx, q.ID); !errors.Is(err, ErrCannotPause) {
 		t.Errorf("Pause of a provider that cannot: %v", err)
+	}
+	// A provider that pauses others refuses this one, and says why.
+	r, err := client.Provision(ctx, ProvisionSpec{Name: "c", Mode: "pausing_codegen", Config: map[string]any{"image": "x"}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp.mu.Lock()
+	pp.refused = r.ID
+	pp.mu.Unlock()
+	if err := client.Pause(ctx, r.ID); !errors.Is(err, ErrCannotPause) || !strings.Contains(err.Error(), "its workspace would not survive") {
+		t.Errorf("Pause refused by the provider: %v, want ErrCannotPause with its reason", err)
 	}
 	if err := client.Pause(ctx, "nosuch"); !errors.Is(err, ErrNotProvisioned) {
 		t.Errorf("Pause of an unknown id: %v", err)

@@ -38,8 +38,8 @@ type Listing struct {
 }
 
 // ErrNoWorkspaceVolumes is a Provision asking for a workspace volume of
-// a provider that keeps none (kubectl_codegen), or of a plugin built
-// before workspace volumes.
+// a provider that keeps none, or of a plugin built before workspace
+// volumes.
 var ErrNoWorkspaceVolumes = errors.New("its provider keeps no workspace volumes")
 
 func volumeToProto(v WorkspaceVolume) *sandboxpb.WorkspaceVolume {

@@ -38,13 +38,7 @@ func TestHookRunThroughDiscoveredPlugin(t *testing.T) {
 
 	dir := t.TempDir()
 	cli, pluginDir := buildCLIAndPlugin(t, dir, "0.4.0")
-	kc, err := os.ReadFile(k.KubeconfigIn(t, ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "kubeconfig"), kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	copyKubeconfig(t, k.KubeconfigIn(t, ns), dir)
 	cfg := filepath.Join(dir, "runtime.yaml")
 	body := `spec:
   sandboxes:
@@ -96,6 +90,19 @@ func withoutEnv(env []string, key string) []string {
 		}
 	}
 	return out
+}
+
+// copyKubeconfig puts the kubeconfig at src into dir as "kubeconfig",
+// where a runtime config beside it names it ./kubeconfig.
+func copyKubeconfig(t *testing.T, src, dir string) {
+	t.Helper()
+	kc, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kubeconfig"), kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // buildCLIAndPlugin builds the host CLI into dir and this plugin, at

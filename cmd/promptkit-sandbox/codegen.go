@@ -70,7 +70,7 @@ func (e *cliEnv) codegenUp(args []string) int {
 	cfgPath := fs.String("config", "", "RuntimeConfig YAML file declaring the sandbox (required)")
 	name := fs.String("sandbox", "", "the sandbox to provision, of a provider mode such as docker_codegen (required)")
 	workspace := fs.String("workspace", "", "the directory the agent works on (default: the sandbox's workspace key, else an empty one the provider makes)")
-	volume := fs.String("workspace-volume", "", "a named workspace volume the agent works on instead: created on first use, kept after down (unless --purge), reattached by the next up naming it (docker_codegen)")
+	volume := fs.String("workspace-volume", "", "a named workspace volume the agent works on instead: created on first use, kept after down (unless --purge), reattached by the next up naming it (docker_codegen: an engine volume; kubectl_codegen: a PersistentVolumeClaim)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	socket := fs.String("socket", "", "the serve to hand the sandbox to (default: $"+envServeSocket+", else "+defaultSocket()+")")
 	foreground := fs.Bool("foreground", false, "hold the sandbox in this process even when a serve is running")
@@ -412,7 +412,7 @@ func (e *cliEnv) codegenDown(args []string) int {
 	var common commonFlags
 	fs := newFlagSet("codegen down", e.stderr, &common)
 	socket := fs.String("socket", "", "the serve holding the sandbox (default: $"+envServeSocket+", else "+defaultSocket()+")")
-	purge := fs.Bool("purge", false, "also remove what is kept for the workspace's next sandbox (docker_codegen: its build cache volume, and its workspace volume)")
+	purge := fs.Bool("purge", false, "also remove what is kept for the workspace's next sandbox (its workspace volume; docker_codegen: its build cache volume too)")
 	ids, ok, code := parseInterspersed(fs, args)
 	if !ok {
 		return code

@@ -13,6 +13,7 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/internal/bounded"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -25,22 +26,12 @@ import (
 // file in the workspace can reach nothing the sandbox could not. The
 // source is frozen while it is copied, so the copy is of one moment.
 
-// MaxForks bounds one Fork's count.
-const MaxForks = 16
-
 // Fork makes count new sandboxes whose workspaces start as copies of
 // the sandbox id's.
 func (p *CodegenProvider) Fork(ctx context.Context, id string, count int) ([]plugin.Provisioned, error) {
-	if count < 1 || count > MaxForks {
-		return nil, fmt.Errorf("fork %s: count must be between 1 and %d, got %d", id, MaxForks, count)
-	}
-	got, ok := p.boxes.Get(id)
-	if !ok {
-		return nil, plugin.ErrNotProvisioned
-	}
-	src, ok := got.(*codegenBox)
-	if !ok {
-		return nil, fmt.Errorf("fork %s: not a %s sandbox", id, CodegenMode)
+	src, err := provision.ForkSource[*codegenBox](p.boxes, id, count, CodegenMode)
+	if err != nil {
+		return nil, err
 	}
 	if why := src.ctr.dead(); why != "" {
 		return nil, sandbox.Errorf(sandbox.KindStart, "fork %s: the sandbox is dead: %s", id, why)
@@ -59,26 +50,11 @@ func (p *CodegenProvider) Fork(ctx context.Context, id string, count int) ([]plu
 		// workspaces of their own, not the volume.
 		set.seed, set.volume = src.vol.name, ""
 	}
-	var out []plugin.Provisioned
-	var made []*codegenBox
-	for range count {
-		b, err := p.start(ctx, src.info.Name, set)
-		if err == nil {
-			b.info.Details["start"], b.info.Details["forked_from"] = "fork", id
-			err = p.boxes.Add(b)
-			if err != nil {
-				p.discard(b)
-			}
-		}
-		if err != nil {
-			// All or nothing: the forks made so far go too.
-			for _, m := range made {
-				_ = p.boxes.Release(context.WithoutCancel(ctx), m.info.ID, plugin.ReleaseOptions{})
-			}
-			return nil, fmt.Errorf("fork %s: %w", id, err)
-		}
-		made = append(made, b)
-		out = append(out, b.info)
+	out, err := p.boxes.AddForks(ctx, id, count, func() (provision.Box, error) {
+		return p.start(ctx, src.info.Name, set)
+	}, func(b provision.Box) { p.discard(b.(*codegenBox)) })
+	if err != nil {
+		return nil, err
 	}
 	p.log.Info("codegen sandbox forked", "id", id, "count", count)
 	return out, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
 )
 
 // TestCodegenFork: three forks of a sandbox start with copies of its
@@ -74,7 +75,7 @@ func TestCodegenFork(t *testing.T) {
 	if _, err := p.Fork(ctx, "cg-nosuch", 1); err == nil {
 		t.Error("a fork of an unknown id")
 	}
-	if _, err := p.Fork(ctx, src.ID, MaxForks+1); err == nil || !strings.Contains(err.Error(), "count") {
+	if _, err := p.Fork(ctx, src.ID, provision.MaxForks+1); err == nil || !strings.Contains(err.Error(), "count") {
 		t.Errorf("a fork of too many: %v", err)
 	}
 	for _, f := range append(forks, src) {

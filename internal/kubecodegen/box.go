@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -36,6 +37,19 @@ type box struct {
 	stopOnce  sync.Once
 	// claimed is when a pooled sandbox was handed out.
 	claimed time.Time
+	// vol is the workspace volume mounted as its workspace; nil for an
+	// emptyDir or a workspace_pvc.
+	vol *workspaceVolume
+	// purging: a Purge follows the teardown, and the volume stays
+	// reserved in this process until the Purge has deleted it.
+	purging atomic.Bool
+	// owner is the sandbox's Secret, the owner of a Pod made anew by a
+	// Resume (pause.go).
+	owner *corev1.Secret
+	// pauseMu orders Pause, Resume and the state they keep.
+	pauseMu sync.Mutex
+	paused  atomic.Bool
+	refusal loopback.Answer // what the endpoints answer while paused
 }
 
 func (b *box) Info() plugin.Provisioned           { return b.info }
@@ -58,13 +72,17 @@ const goneTimeout = 2 * time.Minute
 // teardown closes the endpoint, deletes the objects (the Pod at once, no
 // grace: the sandbox is being thrown away) and waits until the Pod is
 // gone. The Secret goes last: were the others' deletes to fail, the
-// garbage collector still takes them with their owner.
+// garbage collector still takes them with their owner. A workspace
+// volume's claim is kept (only Purge deletes it).
 func (b *box) teardown(ctx context.Context) error {
 	b.stopOnce.Do(func() { close(b.stopLease) })
 	for _, f := range []*loopback.Forwarder{b.fwd, b.metrics} {
 		if f != nil {
 			f.Close()
 		}
+	}
+	if b.vol != nil && !b.purging.Load() {
+		defer b.vol.detach()
 	}
 	if !b.created {
 		return nil
@@ -84,19 +102,18 @@ func (b *box) teardown(ctx context.Context) error {
 	del("Lease", b.cs.CoordinationV1().Leases(o.ns).Delete(ctx, o.name, metav1.DeleteOptions{}))
 	background := metav1.DeletePropagationBackground
 	del("Secret", b.cs.CoreV1().Secrets(o.ns).Delete(ctx, o.name, metav1.DeleteOptions{PropagationPolicy: &background}))
-	for {
-		_, err := b.cs.CoreV1().Pods(o.ns).Get(ctx, o.name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			errs = append(errs, fmt.Errorf("%s: Pod %s/%s still there after its delete (last: %v)", Mode, o.ns, o.name, err))
-			return errors.Join(errs...)
-		case <-time.After(100 * time.Millisecond):
-		}
+	if err := b.podGone(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// podGone waits until the sandbox's Pod is gone.
+func (b *box) podGone(ctx context.Context) error {
+	return waitGone(ctx, "Pod "+b.o.ns+"/"+b.o.name, func(ctx context.Context) error {
+		_, err := b.cs.CoreV1().Pods(b.o.ns).Get(ctx, b.o.name, metav1.GetOptions{})
+		return err
+	})
 }
 
 // podWatch polls the sandbox's Pod while Provision waits for sandboxd: it

@@ -44,6 +44,7 @@ type config struct {
 	Context       string            `json:"context"`
 	WorkspacePVC  string            `json:"workspace_pvc"`
 	WorkspaceSize string            `json:"workspace_size"`
+	StorageClass  string            `json:"storage_class"`
 	Network       string            `json:"network"`
 	Memory        string            `json:"memory"`
 	CPUs          string            `json:"cpus"`
@@ -62,12 +63,18 @@ type settings struct {
 	context       string
 	workspacePVC  string // "" = an emptyDir of workspaceSize
 	workspaceSize resource.Quantity
-	network       string
-	memory        resource.Quantity
-	cpus          resource.Quantity
-	idle          time.Duration
-	metrics       bool // sandboxd serves /metrics, forwarded like MCP
-	warm          int  // sandboxes kept started for Provisions (pool.go)
+	// volume is the workspace volume (ProvisionSpec.WorkspaceVolume): a
+	// claim the provider makes of workspaceSize in storageClass ("" =
+	// the cluster's default) and keeps (volume.go). Not a key: each
+	// Provision names its own.
+	volume       string
+	storageClass string
+	network      string
+	memory       resource.Quantity
+	cpus         resource.Quantity
+	idle         time.Duration
+	metrics      bool // sandboxd serves /metrics, forwarded like MCP
+	warm         int  // sandboxes kept started for Provisions (pool.go)
 }
 
 func keyErr(key, format string, args ...any) error {
@@ -83,7 +90,7 @@ func parseConfig(cfg map[string]any) (settings, error) {
 	add := problems.Add
 	s := settings{
 		image: c.Image, namespace: c.Namespace, kubeconfig: c.Kubeconfig, context: c.Context,
-		workspacePVC: c.WorkspacePVC, network: c.Network, metrics: c.Metrics,
+		workspacePVC: c.WorkspacePVC, storageClass: c.StorageClass, network: c.Network, metrics: c.Metrics,
 	}
 	// The workspace is in the cluster, where the plugin cannot look
 	// for language markers: the language key names the image, or the
@@ -110,6 +117,14 @@ func parseConfig(cfg map[string]any) (settings, error) {
 	if s.workspacePVC != "" {
 		for _, msg := range validation.IsDNS1123Subdomain(s.workspacePVC) {
 			add(keyErr("workspace_pvc", "%q: %s", s.workspacePVC, msg))
+		}
+	}
+	if s.storageClass != "" {
+		for _, msg := range validation.IsDNS1123Subdomain(s.storageClass) {
+			add(keyErr("storage_class", "%q: %s", s.storageClass, msg))
+		}
+		if s.workspacePVC != "" {
+			add(errors.New(`config: keys "workspace_pvc" and "storage_class" exclude each other (a claim has its own class)`))
 		}
 	}
 	quantity := func(key, v, def string, into *resource.Quantity) {

@@ -30,6 +30,8 @@ func TestParseConfig(t *testing.T) {
 		{map[string]any{"cpus": "-1"}, `key "cpus"`},
 		{map[string]any{"namespace": "Not_A_Label"}, `key "namespace"`},
 		{map[string]any{"workspace_pvc": "claim", "workspace_size": "1Gi"}, "exclude each other"},
+		{map[string]any{"workspace_pvc": "claim", "storage_class": "fast"}, "exclude each other"},
+		{map[string]any{"storage_class": "Not_A_Class"}, `key "storage_class"`},
 		{map[string]any{"idle_timeout": "0s"}, `key "idle_timeout"`},
 		{map[string]any{"no_such_key": 1}, "no_such_key"},
 	} {

@@ -53,7 +53,12 @@ type objects struct {
 }
 
 func (o objects) labels() map[string]string {
-	return map[string]string{LabelID: o.id, LabelMode: Mode, LabelName: appName, LabelManagedBy: managedBy}
+	l := map[string]string{LabelID: o.id, LabelMode: Mode, LabelName: appName, LabelManagedBy: managedBy}
+	if o.set.volume != "" {
+		// On the Lease, it says the volume is attached (volume.go).
+		l[LabelVolume] = o.set.volume
+	}
+	return l
 }
 
 func (o objects) selector() map[string]string { return map[string]string{LabelID: o.id} }
@@ -168,8 +173,8 @@ func (o objects) pod(owner *corev1.Secret) *corev1.Pod {
 	grace := int64(2)
 	tokenMode := int32(0o440) // the group is fsGroup, sandboxd's
 	workspace := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &o.set.workspaceSize}}
-	if o.set.workspacePVC != "" {
-		workspace = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: o.set.workspacePVC}}
+	if claim := o.set.claimName(); claim != "" {
+		workspace = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}
 	}
 	return &corev1.Pod{
 		ObjectMeta: o.meta(owner),

@@ -65,6 +65,8 @@ func (p *Provider) claim(ctx context.Context, spec plugin.ProvisionSpec, set set
 	case set.warm == 0:
 		b, err = p.start(ctx, spec.Name, set)
 		return b, StartCold, err
+	case set.volume != "":
+		why = "a workspace volume is mounted by one Pod at a time; pooled sandboxes have emptyDir workspaces"
 	case set.workspacePVC != "":
 		why = "a workspace_pvc is mounted by one Pod at a time; pooled sandboxes have emptyDir workspaces"
 	default:

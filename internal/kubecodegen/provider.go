@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -42,6 +43,10 @@ var Calls = []struct{ Verb, Group, Resource string }{
 	// expired ones of killed plugins are swept (lease.go).
 	{"create", "coordination.k8s.io", "leases"}, {"patch", "coordination.k8s.io", "leases"},
 	{"list", "coordination.k8s.io", "leases"}, {"delete", "coordination.k8s.io", "leases"},
+	// Workspace volumes (volume.go): their claims made, found, listed
+	// and, on a Release with Purge, deleted.
+	{"create", "", "persistentvolumeclaims"}, {"get", "", "persistentvolumeclaims"},
+	{"list", "", "persistentvolumeclaims"}, {"delete", "", "persistentvolumeclaims"},
 }
 
 // Provider serves kubectl_codegen.
@@ -50,6 +55,12 @@ type Provider struct {
 	boxes  *provision.Holder
 	leases *leases
 	pools  warmpool.Entries[pooledBox]
+
+	mu sync.Mutex
+	// attached reserves workspace volumes for the sandboxes of this
+	// process (volume.go); places are where Volumes looks.
+	attached map[string]string
+	places   map[place]bool
 }
 
 var _ plugin.Provider = (*Provider)(nil)
@@ -67,15 +78,21 @@ func NewProvider(log hclog.Logger) *Provider {
 func (p *Provider) Check(name string, cfg map[string]any) error {
 	set, err := parseConfig(cfg)
 	if err == nil {
+		p.remember(set)
 		p.prewarm(name, cfg, set)
 	}
 	return err
 }
 
-// Release deletes the sandbox's objects and waits for its Pod to go.
-// Nothing outlives a sandbox here, so opts.Purge has nothing more to
-// remove.
+// Release deletes the sandbox's objects and waits for its Pod to go. A
+// workspace volume is kept, unless opts.Purge: then its claim is deleted
+// too, once the Pod is gone.
 func (p *Provider) Release(ctx context.Context, id string, opts plugin.ReleaseOptions) error {
+	if b, ok := p.boxes.Get(id); ok && opts.Purge {
+		if b, ok := b.(*box); ok {
+			b.purging.Store(true)
+		}
+	}
 	return p.boxes.Release(ctx, id, opts)
 }
 
@@ -105,14 +122,19 @@ func (p *Provider) Provision(ctx context.Context, spec plugin.ProvisionSpec) (pl
 	if err != nil {
 		return plugin.Provisioned{}, err
 	}
-	if spec.WorkspaceVolume != "" {
-		// Not a plugin.VolumeKeeper, so its plugin server refuses first;
-		// this holds for a caller in the same process too.
-		return plugin.Provisioned{}, fmt.Errorf("%s: workspace volume %q: %w (name a PersistentVolumeClaim with the key workspace_pvc)", Mode, spec.WorkspaceVolume, plugin.ErrNoWorkspaceVolumes)
-	}
 	if spec.Workspace != "" {
-		return plugin.Provisioned{}, fmt.Errorf("%s: a workspace is a PersistentVolumeClaim in the cluster (key workspace_pvc), not a host directory (%s)", Mode, spec.Workspace)
+		return plugin.Provisioned{}, fmt.Errorf("%s: a workspace is a PersistentVolumeClaim in the cluster (a workspace volume, or the key workspace_pvc), not a host directory (%s)", Mode, spec.Workspace)
 	}
+	if spec.WorkspaceVolume != "" {
+		if set.workspacePVC != "" {
+			return plugin.Provisioned{}, fmt.Errorf("%s: the key workspace_pvc (%s) and a workspace volume (%s) exclude each other", Mode, set.workspacePVC, spec.WorkspaceVolume)
+		}
+		if err := checkVolumeName(spec.WorkspaceVolume); err != nil {
+			return plugin.Provisioned{}, err
+		}
+		set.volume = spec.WorkspaceVolume
+	}
+	p.remember(set)
 	b, start, err := p.claim(ctx, spec, set)
 	if err != nil {
 		return plugin.Provisioned{}, err
@@ -144,6 +166,11 @@ func (p *Provider) start(ctx context.Context, name string, set settings) (*box, 
 	id := newID()
 	b := &box{cs: cs, rc: rc, host: rc.Host, idle: set.idle, log: p.log, stopLease: make(chan struct{}),
 		o: objects{id: id, name: podPrefix + id, ns: ns, sandboxName: name, set: set}}
+	if set.volume != "" {
+		if b.vol, err = p.reserve(rc.Host, ns, set.volume, id); err != nil {
+			return nil, err
+		}
+	}
 	if n, err := p.leases.sweep(ctx, b); err != nil {
 		p.log.Warn("sweeping the sandboxes of plugins that are gone", "namespace", ns, "error", err)
 	} else if n > 0 {
@@ -152,7 +179,14 @@ func (p *Provider) start(ctx context.Context, name string, set settings) (*box, 
 	ok := false
 	defer func() {
 		if !ok {
-			if err := b.teardown(context.WithoutCancel(ctx)); err != nil {
+			// A claim this provision made goes too: it holds nothing.
+			made := b.vol != nil && b.vol.created
+			b.purging.Store(made)
+			err := b.teardown(context.WithoutCancel(ctx))
+			if made {
+				err = errors.Join(err, b.Purge(context.WithoutCancel(ctx)))
+			}
+			if err != nil {
 				p.log.Warn("cleaning up a failed provision", "id", id, "error", err)
 			}
 		}
@@ -190,6 +224,10 @@ func (p *Provider) start(ctx context.Context, name string, set settings) (*box, 
 		Workspace: map[bool]string{true: "pvc:" + set.workspacePVC, false: "emptyDir"}[set.workspacePVC != ""],
 		Details:   details,
 	}
+	if set.volume != "" {
+		b.info.Workspace, b.info.WorkspaceVolume = "", set.volume
+		details["workspace_volume"] = set.volume
+	}
 	go p.leases.keep(b, b.stopLease) // #nosec G118 -- the lease is kept for the sandbox's life, past this call; b.stopLease ends it
 	ok = true
 	return b, nil
@@ -203,9 +241,14 @@ func (b *box) create(ctx context.Context, token string, l *leases) (string, erro
 	if err != nil {
 		return "", b.apiErr("create Secret "+o.name, err)
 	}
-	b.created = true
+	b.created, b.owner = true, secret
 	if _, err := b.cs.CoordinationV1().Leases(o.ns).Create(ctx, o.lease(secret, l, time.Now()), metav1.CreateOptions{}); err != nil {
 		return "", b.apiErr("create Lease "+o.name, err)
+	}
+	if o.set.volume != "" {
+		if err := b.attachVolume(ctx); err != nil {
+			return "", err
+		}
 	}
 	if _, err := b.cs.NetworkingV1().NetworkPolicies(o.ns).Create(ctx, o.networkPolicy(secret), metav1.CreateOptions{}); err != nil {
 		return "", b.apiErr("create NetworkPolicy "+o.name, err)

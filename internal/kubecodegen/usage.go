@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"strconv"
 	"strings"
@@ -54,7 +55,8 @@ func (p *Provider) withUsage(ctx context.Context, list []plugin.Provisioned) {
 	var wg sync.WaitGroup
 	for i := range list {
 		if b, ok := p.boxes.Get(list[i].ID); ok {
-			if b, ok := b.(*box); ok && b.rc != nil {
+			// A paused sandbox has no Pod to read.
+			if b, ok := b.(*box); ok && b.rc != nil && !b.Paused() {
 				wg.Go(func() {
 					u, err := b.usage(ctx)
 					if err != nil {
@@ -79,19 +81,29 @@ func (p *Provider) withUsage(ctx context.Context, list []plugin.Provisioned) {
 
 // usage reads the sandbox container's cgroup files.
 func (b *box) usage(ctx context.Context) (map[string]string, error) {
+	var stdout bytes.Buffer
+	if err := b.exec(ctx, "cat of the cgroup files", readCgroup, nil, &stdout); err != nil {
+		return nil, err
+	}
+	return parseCgroupUsage(stdout.String())
+}
+
+// exec runs script with /bin/sh in the sandbox's container, with stdin
+// (none when nil) and stdout; what (for the error) says what it does.
+func (b *box) exec(ctx context.Context, what, script string, stdin io.Reader, stdout io.Writer) error {
 	u := b.cs.CoreV1().RESTClient().Post().Namespace(b.o.ns).Resource("pods").Name(b.o.name).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{
-			Container: containerName, Command: []string{"/bin/sh", "-c", readCgroup}, Stdout: true, Stderr: true,
+			Container: containerName, Command: []string{"/bin/sh", "-c", script}, Stdin: stdin != nil, Stdout: true, Stderr: true,
 		}, scheme.ParameterCodec).URL()
 	ex, err := kubebox.NewExecutor(b.rc, u, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var stdout, stderr bytes.Buffer
-	if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}); err != nil {
-		return nil, fmt.Errorf("exec cat of the cgroup files in %s/%s: %w (stderr %q)", b.o.ns, b.o.name, err, strings.TrimSpace(stderr.String()))
+	var stderr bytes.Buffer
+	if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: &stderr}); err != nil {
+		return fmt.Errorf("exec %s in %s/%s: %w (stderr %q)", what, b.o.ns, b.o.name, err, strings.TrimSpace(stderr.String()))
 	}
-	return parseCgroupUsage(stdout.String())
+	return nil
 }
 
 // noLimitV1 is where cgroup v1's memory.limit_in_bytes starts to mean

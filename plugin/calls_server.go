@@ -25,7 +25,8 @@ func (s *server) Calls(stream sandboxpb.Sandbox_CallsServer) error {
 	}
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
-	mux := &callsServer{stream: stream, cancels: make(map[uint64]func())}
+	mux := &callsServer{stream: stream, cancels: make(map[uint64]func()), runners: newRunners()}
+	defer mux.runners.stop()
 	var wg sync.WaitGroup
 	defer wg.Wait() // after cancel: every call has sent its last
 	for {
@@ -70,13 +71,13 @@ func (s *server) startCall(ctx context.Context, mux *callsServer, id uint64, sta
 		return
 	}
 	wg.Add(1)
-	go func() {
+	mux.runners.run(func() {
 		defer wg.Done()
 		defer mux.untrack(id)
 		defer cancel()
 		// A send error means the stream is gone; its Recv ends the loop.
 		_ = s.run(tracing.ExtractMap(cctx, start.GetTraceContext()), sb, req, out)
-	}()
+	})
 }
 
 // callRequest is the request a start on Calls makes, checked as Spawn
@@ -96,10 +97,12 @@ func (s *server) callRequest(start *sandboxpb.SpawnStart) (req sandbox.Request, 
 }
 
 // callsServer is the plugin's side of one Calls stream: one sender at a
-// time, and the cancels of the calls in flight.
+// time, the cancels of the calls in flight, and the goroutines that run
+// them.
 type callsServer struct {
-	stream sandboxpb.Sandbox_CallsServer
-	send   sync.Mutex
+	stream  sandboxpb.Sandbox_CallsServer
+	send    sync.Mutex
+	runners *runners
 
 	mu      sync.Mutex
 	cancels map[uint64]func()

@@ -45,15 +45,22 @@ func Stat(pid int) (comm string, state byte, start string, ok bool) {
 // and parentheses; the fields after the last ')' are fixed: state is the
 // first, starttime the twentieth.
 func parseStat(b []byte) (comm string, state byte, start string, ok bool) {
-	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-	if open < 0 || end < open {
-		return "", 0, "", false
-	}
-	f := strings.Fields(string(b[end+1:]))
-	if len(f) < 20 {
+	open := bytes.IndexByte(b, '(')
+	f, end := statFields(b)
+	if open < 0 || end < open || len(f) < 20 {
 		return "", 0, "", false
 	}
 	return string(b[open+1 : end]), f[0][0], f[19], true
+}
+
+// statFields are the fields of /proc/PID/stat after the command name
+// (state first), and where the name ends; end is -1 when b has no name.
+func statFields(b []byte) (fields []string, end int) {
+	end = bytes.LastIndexByte(b, ')')
+	if end < 0 {
+		return nil, -1
+	}
+	return strings.Fields(string(b[end+1:])), end
 }
 
 func statPath(pid int) string { return "/proc/" + strconv.Itoa(pid) + "/stat" }
@@ -209,4 +216,32 @@ func WaitFile(t testing.TB, path string) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// userHZ is the unit of /proc/PID/stat's times: USER_HZ, 100 on every
+// Linux the project runs on.
+const userHZ = 100
+
+// CPU is the CPU time pid has used, user and system, its reaped
+// children's included (utime, stime, cutime and cstime of
+// /proc/PID/stat), in steps of 10 ms; ok is false when there is no such
+// process.
+func CPU(pid int) (used time.Duration, ok bool) {
+	b, err := os.ReadFile(statPath(pid))
+	if err != nil {
+		return 0, false
+	}
+	f, _ := statFields(b)
+	if len(f) < 15 {
+		return 0, false
+	}
+	var ticks int64
+	for _, s := range f[11:15] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / userHZ, true
 }

@@ -15,7 +15,7 @@ import (
 // startRawHop runs the test plugin binary as a raw hop
 // (TESTPLUGIN_RAWHOP_SOCKET): the same direct backend in a second
 // process, reached over a bare unix socket.
-func startRawHop(b *testing.B) *rawhop.Client {
+func startRawHop(b *testing.B, env ...string) *rawhop.Client {
 	b.Helper()
 	if testing.Short() {
 		b.Skip(shortSkip)
@@ -27,7 +27,7 @@ func startRawHop(b *testing.B) *rawhop.Client {
 		b.Fatal(err)
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), "TESTPLUGIN_RAWHOP_SOCKET="+path)
+	cmd.Env = append(append(os.Environ(), "TESTPLUGIN_RAWHOP_SOCKET="+path), env...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -55,4 +55,10 @@ func startRawHop(b *testing.B) *rawhop.Client {
 // pays on this machine before a protocol adds anything.
 func BenchmarkSpawnRawHop(b *testing.B) {
 	benchSpawn(b, startRawHop(b), tinyRequest, 0)
+}
+
+// BenchmarkHopRawHop is the floor under BenchmarkHopPlugin: a backend
+// that answers at once, in a second process behind a bare socket.
+func BenchmarkHopRawHop(b *testing.B) {
+	benchSpawn(b, startRawHop(b, "TESTPLUGIN_RAWHOP_NOOP=1"), tinyRequest, len(tinyRequest.Stdin))
 }

@@ -23,7 +23,13 @@
 //
 // With TESTPLUGIN_RAWHOP_SOCKET set it is no plugin at all: it answers
 // direct spawns on that unix socket with bare length-prefixed JSON, for
-// BenchmarkSpawnRawHop (see rawhop.go).
+// BenchmarkSpawnRawHop (see rawhop.go); with TESTPLUGIN_RAWHOP_NOOP set
+// too, answers at once with its stdin instead (BenchmarkHopRawHop).
+//
+// With TESTPLUGIN_CPUPROFILE or TESTPLUGIN_TRACE set to a path, it
+// writes its CPU profile or execution trace there (the path suffixed
+// with its pid) for TESTPLUGIN_CPUPROFILE_FOR, a second by default: the
+// plugin's side of a benchmark, for go tool pprof or go tool trace.
 //
 // Named stall, it prints a line to stderr and never completes the
 // go-plugin handshake.
@@ -49,9 +55,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,7 +84,7 @@ var (
 func main() {
 	supervisor.Init()
 	if path := os.Getenv("TESTPLUGIN_RAWHOP_SOCKET"); path != "" {
-		rawHopMain(path)
+		rawHopMain(path, os.Getenv("TESTPLUGIN_RAWHOP_NOOP") != "")
 	}
 	name, v, err := discovery.ParseFileName(filepath.Base(os.Args[0]))
 	if err != nil || name == "" {
@@ -106,19 +114,8 @@ func main() {
 		_ = os.WriteFile(filepath.Join(dir, strconv.Itoa(os.Getpid())), []byte(name+" "+ver), 0o644)
 	}
 	log := plugin.DefaultLogger()
-	if path := os.Getenv("TESTPLUGIN_CPUPROFILE"); path != "" {
-		// #nosec G703 -- a test plugin's CPU profile, where its test (or benchmark) names
-		if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
-			_ = pprof.StartCPUProfile(f)
-			// Serve ends in os.Exit, so the profile is cut at a fixed
-			// time: TESTPLUGIN_CPUPROFILE_FOR, or a second.
-			d, err := time.ParseDuration(os.Getenv("TESTPLUGIN_CPUPROFILE_FOR"))
-			if err != nil || d <= 0 {
-				d = time.Second
-			}
-			time.AfterFunc(d, pprof.StopCPUProfile)
-		}
-	}
+	record("TESTPLUGIN_CPUPROFILE", pprof.StartCPUProfile, pprof.StopCPUProfile)
+	record("TESTPLUGIN_TRACE", trace.Start, trace.Stop)
 	plugin.Serve(plugin.ServeOpts{
 		SpawnStreamsOnly: strings.HasPrefix(name, "legacy"),
 		Logger:           log,
@@ -312,4 +309,25 @@ func (s lateSandbox) Spawn(ctx context.Context, req sandbox.Request) (sandbox.Re
 func (s lateSandbox) Close() error {
 	// #nosec G306 G703 -- a test plugin reporting a close into the directory its test names
 	return os.WriteFile(filepath.Join(s.closedDir, s.Name()), nil, 0o644)
+}
+
+// record starts a recording (a CPU profile, an execution trace) into
+// the file the variable env names, suffixed with this process's PID,
+// and stops it after TESTPLUGIN_CPUPROFILE_FOR (a second by default):
+// Serve ends in os.Exit, so a recording cannot wait for the end.
+func record(env string, start func(io.Writer) error, stop func()) {
+	path := os.Getenv(env)
+	if path == "" {
+		return
+	}
+	// #nosec G703 -- a test plugin's recording, where its test (or benchmark) names
+	f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid()))
+	if err != nil || start(f) != nil {
+		return
+	}
+	d, err := time.ParseDuration(os.Getenv("TESTPLUGIN_CPUPROFILE_FOR"))
+	if err != nil || d <= 0 {
+		d = time.Second
+	}
+	time.AfterFunc(d, func() { stop(); _ = f.Close() })
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // cargoParser reads cargo --message-format=json: one JSON object per
@@ -111,19 +112,21 @@ func (p *cargoParser) compilerMessage(m cargoMessage) {
 	p.add(f)
 }
 
-var rustSummary = regexp.MustCompile(`^(aborting due to|could not compile|\d+ warnings? emitted|.* generated \d+ warnings?)`)
+var rustSummary = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(aborting due to|could not compile|\d+ warnings? emitted|.* generated \d+ warnings?)`)
+})
 
-func summaryLine(s string) bool { return rustSummary.MatchString(s) }
+func summaryLine(s string) bool { return rustSummary().MatchString(s) }
 
 // runningLine is cargo's "Running unittests src/lib.rs (target/debug/deps/calc-0a1b)"
 // and "Doc-tests calc".
 var (
-	runningLine = regexp.MustCompile(`^\s*Running (?:unittests )?(\S+) \((.+)\)$`)
-	docTests    = regexp.MustCompile(`^\s*Doc-tests (\S+)$`)
+	runningLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*Running (?:unittests )?(\S+) \((.+)\)$`) })
+	docTests    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*Doc-tests (\S+)$`) })
 )
 
 func (p *cargoParser) stderrLine(line string) {
-	if m := runningLine.FindStringSubmatch(line); m != nil {
+	if m := runningLine().FindStringSubmatch(line); m != nil {
 		bin := filepath.Base(m[2])
 		if i := strings.LastIndexByte(bin, '-'); i > 0 {
 			bin = bin[:i]
@@ -131,26 +134,28 @@ func (p *cargoParser) stderrLine(line string) {
 		p.targets = append(p.targets, bin)
 		return
 	}
-	if m := docTests.FindStringSubmatch(line); m != nil {
+	if m := docTests().FindStringSubmatch(line); m != nil {
 		p.targets = append(p.targets, m[1]+" (doc)")
 	}
 }
 
 var (
-	testResult   = regexp.MustCompile(`^test (\S+(?: - .*)?) \.\.\. (ok|FAILED|ignored)`)
-	testCapture  = regexp.MustCompile(`^---- (\S+(?: - .*)?) stdout ----$`)
-	testsRunning = regexp.MustCompile(`^running \d+ tests?$`)
-	panicAt      = regexp.MustCompile(`^thread '([^']*)'(?: \(\d+\))? panicked at (.+?):(\d+):(\d+):?$`)
+	testResult   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^test (\S+(?: - .*)?) \.\.\. (ok|FAILED|ignored)`) })
+	testCapture  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^---- (\S+(?: - .*)?) stdout ----$`) })
+	testsRunning = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^running \d+ tests?$`) })
+	panicAt      = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^thread '([^']*)'(?: \(\d+\))? panicked at (.+?):(\d+):(\d+):?$`)
+	})
 )
 
 // testLine reads libtest's report: a line per test, then each failed
 // test's captured output, which holds where it panicked and why.
 func (p *cargoParser) testLine(line string) {
-	if testsRunning.MatchString(line) {
+	if testsRunning().MatchString(line) {
 		p.binaries++
 		return
 	}
-	if m := testResult.FindStringSubmatch(line); m != nil {
+	if m := testResult().FindStringSubmatch(line); m != nil {
 		switch m[2] {
 		case "ok":
 			p.passed++
@@ -165,7 +170,7 @@ func (p *cargoParser) testLine(line string) {
 		}
 		return
 	}
-	if m := testCapture.FindStringSubmatch(line); m != nil {
+	if m := testCapture().FindStringSubmatch(line); m != nil {
 		p.current = m[1]
 		if len(p.panics) < maxTracked {
 			p.panics[p.current] = &rustPanic{}
@@ -180,7 +185,7 @@ func (p *cargoParser) testLine(line string) {
 	if p.current == "" || pn == nil || pn.done {
 		return
 	}
-	if m := panicAt.FindStringSubmatch(line); m != nil && pn.file == "" {
+	if m := panicAt().FindStringSubmatch(line); m != nil && pn.file == "" {
 		pn.file = m[2]
 		pn.line, _ = strconv.Atoi(m[3])
 		pn.col, _ = strconv.Atoi(m[4])

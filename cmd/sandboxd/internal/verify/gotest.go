@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Bounds on what the go test parser remembers, whatever the output.
@@ -157,7 +158,7 @@ func (p *goTestParser) buildEvent(ev testEvent) {
 
 // locatedLine is how testing prints t.Error and t.Log: indented
 // "file.go:line: message" (a full path under -fullpath).
-var locatedLine = regexp.MustCompile(`^(\s+)(\S.*?\.go):(\d+): ?(.*)$`)
+var locatedLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\s+)(\S.*?\.go):(\d+): ?(.*)$`) })
 
 func (p *goTestParser) testEvent(ev testEvent) {
 	key := testKey{ev.Package, ev.Test}
@@ -195,7 +196,7 @@ func (t *testState) output(out string) {
 	if trimmed == "" || strings.HasPrefix(trimmed, "=== ") || strings.HasPrefix(trimmed, "--- ") {
 		return
 	}
-	if m := locatedLine.FindStringSubmatch(line); m != nil {
+	if m := locatedLine().FindStringSubmatch(line); m != nil {
 		if f, ok := parsePosition(m[2] + ":" + m[3] + ": " + m[4]); ok && len(t.located) < maxTestLocated {
 			t.located = append(t.located, f)
 			t.indent = len(m[1])

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // junitParser reads a JUnit XML report (pytest --junitxml, node --test's
@@ -145,7 +146,9 @@ func failureMessage(pr *junitProblem) string {
 // tracePosition finds "file:line[:col]" in a failure's body: pytest's
 // "tests/test_x.py:9: AssertionError", a JavaScript stack frame
 // "(file:///app/test/x.test.js:11:12)".
-var tracePosition = regexp.MustCompile(`(?m)(?:file://)?((?:/|\.{0,2}[\w.-]+/)?[\w./@+-]*\.[A-Za-z]+):(\d+)(?::(\d+))?`)
+var tracePosition = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)(?:file://)?((?:/|\.{0,2}[\w.-]+/)?[\w./@+-]*\.[A-Za-z]+):(\d+)(?::(\d+))?`)
+})
 
 // failurePosition places a failed test: at the last position in its
 // trace inside its own file when the report names the file (pytest's
@@ -154,7 +157,7 @@ var tracePosition = regexp.MustCompile(`(?m)(?:file://)?((?:/|\.{0,2}[\w.-]+/)?[
 // the test's own line.
 func failurePosition(c junitCase, trace string) (file string, line, col int) {
 	var first, last []string
-	for _, m := range tracePosition.FindAllStringSubmatch(trace, 200) {
+	for _, m := range tracePosition().FindAllStringSubmatch(trace, 200) {
 		name := m[1]
 		if strings.HasPrefix(name, "node:") || strings.Contains(name, "/node_modules/") || strings.Contains(name, "node:internal") {
 			continue

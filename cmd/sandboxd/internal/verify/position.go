@@ -4,18 +4,19 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // positionLine matches the "file:line[:col]: message" lines compilers and
 // go vet print. The file may not start with a space, so an indented line
 // of a multi-line message is never taken for a new position.
-var positionLine = regexp.MustCompile(`^([^\s:][^:]*):(\d+)(?::(\d+))?: (.+)$`)
+var positionLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([^\s:][^:]*):(\d+)(?::(\d+))?: (.+)$`) })
 
 // parsePosition reads a "file:line[:col]: message" line, with or without
 // the "vet: " go vet puts before a type error.
 func parsePosition(line string) (Finding, bool) {
 	line = strings.TrimPrefix(line, "vet: ")
-	m := positionLine.FindStringSubmatch(line)
+	m := positionLine().FindStringSubmatch(line)
 	if m == nil {
 		return Finding{}, false
 	}

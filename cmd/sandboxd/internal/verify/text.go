@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // lineParser reads tools that print one "file:line[:col]: message" line
@@ -34,13 +35,13 @@ func newPyflakesParser() Parser {
 }
 
 // flake8Code is the code flake8 puts first in its message: F401, E501.
-var flake8Code = regexp.MustCompile(`^([A-Z]+\d+) (.*)$`)
+var flake8Code = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Z]+\d+) (.*)$`) })
 
 // newFlake8Parser: pycodestyle's warnings (W) and style errors (E, C)
 // are warnings; pyflakes' (F) are errors.
 func newFlake8Parser() Parser {
 	return &lineParser{classify: func(f *Finding) bool {
-		if m := flake8Code.FindStringSubmatch(f.Message); m != nil {
+		if m := flake8Code().FindStringSubmatch(f.Message); m != nil {
 			f.Rule, f.Message = m[1], m[2]
 			if !strings.HasPrefix(f.Rule, "F") {
 				f.Severity = SeverityWarning
@@ -52,15 +53,15 @@ func newFlake8Parser() Parser {
 
 // mypyLevel and mypyCode split "error: message  [code]".
 var (
-	mypyLevel = regexp.MustCompile(`^(error|warning|note): (.*)$`)
-	mypyCode  = regexp.MustCompile(`^(.*?)\s+\[([a-z0-9-]+)\]$`)
+	mypyLevel = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(error|warning|note): (.*)$`) })
+	mypyCode  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*?)\s+\[([a-z0-9-]+)\]$`) })
 )
 
 // newMypyParser reads mypy --show-column-numbers --show-error-codes;
 // notes explain the error before them and are left out.
 func newMypyParser() Parser {
 	return &lineParser{classify: func(f *Finding) bool {
-		m := mypyLevel.FindStringSubmatch(f.Message)
+		m := mypyLevel().FindStringSubmatch(f.Message)
 		if m == nil || m[1] == "note" {
 			return false
 		}
@@ -68,7 +69,7 @@ func newMypyParser() Parser {
 			f.Severity = SeverityWarning
 		}
 		f.Rule, f.Message = "mypy", m[2]
-		if c := mypyCode.FindStringSubmatch(f.Message); c != nil {
+		if c := mypyCode().FindStringSubmatch(f.Message); c != nil {
 			f.Message, f.Rule = c[1], c[2]
 		}
 		return true
@@ -86,19 +87,21 @@ type tscParser struct {
 func newTscParser() Parser { return &tscParser{} }
 
 var (
-	tscLine   = regexp.MustCompile(`^(.+?)\((\d+),(\d+)\): (error|warning) (TS\d+): (.*)$`)
-	tscGlobal = regexp.MustCompile(`^(error|warning) (TS\d+): (.*)$`)
+	tscLine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(.+?)\((\d+),(\d+)\): (error|warning) (TS\d+): (.*)$`)
+	})
+	tscGlobal = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(error|warning) (TS\d+): (.*)$`) })
 )
 
 func (p *tscParser) Line(stream Stream, line []byte) {
 	s := string(line)
-	if m := tscLine.FindStringSubmatch(s); m != nil {
+	if m := tscLine().FindStringSubmatch(s); m != nil {
 		ln, _ := strconv.Atoi(m[2])
 		col, _ := strconv.Atoi(m[3])
 		p.push(Finding{File: m[1], Line: ln, Col: col, Rule: m[5], Message: m[6], Severity: tscSeverity(m[4])})
 		return
 	}
-	if m := tscGlobal.FindStringSubmatch(s); m != nil {
+	if m := tscGlobal().FindStringSubmatch(s); m != nil {
 		p.push(Finding{Rule: m[2], Message: m[3], Severity: tscSeverity(m[1])})
 		return
 	}

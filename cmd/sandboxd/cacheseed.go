@@ -15,24 +15,28 @@ const seedEnv = "SANDBOXD_GOCACHE_SEED"
 
 // seedGoCache copies the seed into the GOCACHE of env in the background,
 // so that start does not wait for it: a go command that runs meanwhile
-// finds whole entries or none (package cacheseed). Only when sandboxd
-// runs as the agent's own user: as root it would write, as root, into
-// a directory the agent controls.
-func seedGoCache(log *slog.Logger, getenv func(string) string, env []string, runAs bool) {
+// finds whole entries or none (package cacheseed), and the server's runs
+// wait for the channel it returns, closed once the copy has ended; nil
+// when there is nothing to copy. Only when sandboxd runs as the agent's
+// own user: as root it would write, as root, into a directory the agent
+// controls.
+func seedGoCache(log *slog.Logger, getenv func(string) string, env []string, runAs bool) <-chan struct{} {
 	seed := getenv(seedEnv)
 	if seed == "" {
-		return
+		return nil
 	}
 	gocache := lastValue(env, "GOCACHE")
 	switch {
 	case gocache == "" || gocache == "off":
 		log.Debug("not seeding the Go build cache: GOCACHE is not set in the agent's environment", "seed", seed)
-		return
+		return nil
 	case runAs:
 		log.Info("not seeding the Go build cache: the agent's commands run as another user", "seed", seed)
-		return
+		return nil
 	}
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		start := time.Now()
 		res, err := cacheseed.Copy(seed, gocache)
 		if err != nil {
@@ -42,6 +46,7 @@ func seedGoCache(log *slog.Logger, getenv func(string) string, env []string, run
 		log.Info("seeded the Go build cache", "gocache", gocache, "files", res.Files, "bytes", res.Bytes,
 			"already_present", res.Present, "took", time.Since(start).Round(time.Millisecond))
 	}()
+	return done
 }
 
 // lastValue is the value of the last KEY= entry of env, as exec takes it.

@@ -267,3 +267,30 @@ func goProject(t *testing.T, files map[string]string) Config {
 		},
 	}
 }
+
+// TestRunsWaitForTheGoCacheSeed: while the Go build cache is being
+// seeded a run starts nothing; past the budget it says what it waits
+// for, and once the seed is in it runs as usual.
+func TestRunsWaitForTheGoCacheSeed(t *testing.T) {
+	t.Parallel()
+	cfg := goProject(t, sleepyProject)
+	cfg.CallBudget = testBudget
+	seeded := make(chan struct{})
+	cfg.GoCacheSeeded = seeded
+	d := startDaemon(t, cfg)
+	cs := d.connect(t, streamable)
+	got := ok(t, cs, "run_tests", nil)
+	id := shellOf(t, got)
+	if want := " Its output so far (sandboxd):]\nwaiting for the seed of the Go build cache to be copied in\n[NOT FINISHED."; !strings.Contains(got, want) {
+		t.Errorf("partial answer:\n%s\nwant it to hold %q", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(d.dir, "pids")); !os.IsNotExist(err) {
+		t.Errorf("the test ran before the seed was in: %v", err)
+	}
+	close(seeded)
+	os.WriteFile(filepath.Join(d.dir, "go"), nil, 0o644)
+	status, printed := waitShell(t, cs, id)
+	if status != "Status: finished" || !strings.HasPrefix(printed, "--- stdout ---\nno findings; go test exited 0 (1 passed, 0 failed, 0 skipped)") {
+		t.Errorf("the report: %q\n%s", status, printed)
+	}
+}

@@ -83,6 +83,13 @@ type Config struct {
 	// SnapshotMaxFileSize is the largest file a snapshot holds, in
 	// bytes; 0 means snapshot.DefaultMaxFileSize.
 	SnapshotMaxFileSize int64
+	// GoCacheSeeded, when not nil, is closed once the seed of the
+	// agent's Go build cache has been copied in. Test, lint and
+	// type-check runs wait for it (within their call budget): one that
+	// started beside the copy would compile again what the copy is
+	// about to bring, and the first run_tests of a fresh sandbox would
+	// cost it the whole standard library. nil: nothing to wait for.
+	GoCacheSeeded <-chan struct{}
 }
 
 func (c Config) withDefaults() Config {

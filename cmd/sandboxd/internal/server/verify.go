@@ -80,6 +80,9 @@ func (s *Server) verifyRequest(ctx context.Context, path string, a runArgs) (ver
 	if err != nil {
 		return verify.Request{}, err
 	}
+	if err := s.awaitGoCacheSeed(ctx); err != nil {
+		return verify.Request{}, err
+	}
 	return verify.Request{
 		Path:    path,
 		Timeout: time.Duration(ms * float64(time.Millisecond)),
@@ -125,4 +128,26 @@ func report(r *verify.Report, err error) (string, error) {
 		return "", err
 	}
 	return r.String(), nil
+}
+
+// awaitGoCacheSeed waits until the agent's Go build cache is seeded
+// (Config.GoCacheSeeded), or ctx ends.
+func (s *Server) awaitGoCacheSeed(ctx context.Context) error {
+	if s.cfg.GoCacheSeeded == nil {
+		return nil
+	}
+	select {
+	case <-s.cfg.GoCacheSeeded:
+		return nil
+	default:
+	}
+	if add := progressOf(ctx); add != nil {
+		add("sandboxd", "waiting for the seed of the Go build cache to be copied in")
+	}
+	select {
+	case <-s.cfg.GoCacheSeeded:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the Go build cache to be seeded: %w", context.Cause(ctx))
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/server"
@@ -64,6 +63,32 @@ given on the command line wins):
 // parseOptions reads flags from args over the environment getenv gives.
 func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
 	var o options
+	fs := newFlagSet(&o, stderr)
+	if err := applyEnv(fs, getenv); err != nil {
+		return o, err
+	}
+	// The environment filled repeatable flags; the command line replaces
+	// rather than extends them.
+	fromEnv := map[string]list{"workspace": o.workspaces, "allowed-origin": o.allowedOrigins, "secret-env": o.secretEnv}
+	o.workspaces, o.allowedOrigins, o.secretEnv = nil, nil, nil
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q (flags only; see --help)", fs.Arg(0))
+	}
+	for name, l := range map[string]*list{"workspace": &o.workspaces, "allowed-origin": &o.allowedOrigins, "secret-env": &o.secretEnv} {
+		if *l == nil {
+			*l = fromEnv[name]
+		}
+	}
+	return o, nil
+}
+
+// newFlagSet binds sandboxd's flags to o. (Package seal walks the same
+// flags on its own: a test holds its list of those without a value to
+// this set.)
+func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("sandboxd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Var(&o.workspaces, "workspace", "workspace `DIR`, or NAME=DIR, repeatable (SANDBOXD_WORKSPACE, ':'-separated; default .)")
@@ -95,25 +120,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
 	}
-	if err := applyEnv(fs, getenv); err != nil {
-		return o, err
-	}
-	// The environment filled repeatable flags; the command line replaces
-	// rather than extends them.
-	fromEnv := map[string]list{"workspace": o.workspaces, "allowed-origin": o.allowedOrigins, "secret-env": o.secretEnv}
-	o.workspaces, o.allowedOrigins, o.secretEnv = nil, nil, nil
-	if err := fs.Parse(args); err != nil {
-		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q (flags only; see --help)", fs.Arg(0))
-	}
-	for name, l := range map[string]*list{"workspace": &o.workspaces, "allowed-origin": &o.allowedOrigins, "secret-env": &o.secretEnv} {
-		if *l == nil {
-			*l = fromEnv[name]
-		}
-	}
-	return o, nil
+	return fs
 }
 
 // applyEnv sets each flag from its SANDBOXD_ variable, before the command
@@ -197,33 +204,4 @@ func validName(name string) bool {
 		}
 	}
 	return true
-}
-
-// readToken reads a token file, refusing one others can read. Its group
-// may read it when that group is sandboxd's own: a Kubernetes secret
-// volume with fsGroup makes the file 0440 in the pod's group, which holds
-// nobody but sandboxd's user.
-// ownGroup reports whether the file's group is sandboxd's effective one.
-func ownGroup(info os.FileInfo) bool {
-	st, ok := info.Sys().(*syscall.Stat_t)
-	return ok && int(st.Gid) == os.Getegid()
-}
-
-func readToken(path string) (string, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		return "", fmt.Errorf("--token-file: %w", err)
-	}
-	if perm := info.Mode().Perm(); perm&0o037 != 0 || perm&0o040 != 0 && !ownGroup(info) {
-		return "", fmt.Errorf("--token-file %s: mode %v lets others read it; chmod 600 it (or 640, in sandboxd's own group)", path, perm)
-	}
-	b, err := os.ReadFile(path) // #nosec G304 -- --token-file names it: the operator's choice, its mode checked above
-	if err != nil {
-		return "", fmt.Errorf("--token-file: %w", err)
-	}
-	token := strings.TrimSpace(string(b))
-	if token == "" {
-		return "", fmt.Errorf("--token-file %s: empty", path)
-	}
-	return token, nil
 }

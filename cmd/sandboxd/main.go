@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/child"
+	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/seal"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/server"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/snapshot"
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/telemetry"
@@ -57,10 +58,10 @@ func main() {
 	// D2 renders and structural Go edits run in children of this
 	// executable; this may be one.
 	child.Serve()
-	if err := sealSecrets(os.Args[1:], os.Environ(), os.Getenv); err != nil {
-		fmt.Fprintln(os.Stderr, "sandboxd: warning: secrets stay readable in /proc/<pid>/environ:", err)
-	}
-	getenv, err := unsealSecrets(os.Getenv)
+	// Secrets in the environment or on the command line were sealed by
+	// package seal's initialiser, before the heavy packages' ran: this
+	// is the process it executed.
+	getenv, err := seal.Unseal(os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandboxd:", err)
 		os.Exit(1)
@@ -134,7 +135,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		cfg.RunAs, cfg.Env = user.cred, user.env(cfg.Env)
 	}
 	user.log(log)
-	seedGoCache(log, getenv, cfg.Env, cfg.RunAs != nil)
+	cfg.GoCacheSeeded = seedGoCache(log, getenv, cfg.Env, cfg.RunAs != nil)
 	if err := shell.IsolationAvailable(); err != nil {
 		log.Warn("calls are not isolated from each other: a call can read the environment, secrets included, of the processes another call left running", "err", err)
 	}
@@ -255,7 +256,7 @@ func (o options) config(getenv func(string) string) (server.Config, bool, error)
 		if token != "" {
 			return server.Config{}, false, errors.New("give --token or --token-file, not both")
 		}
-		if token, err = readToken(o.tokenFile); err != nil {
+		if token, err = seal.ReadToken(o.tokenFile); err != nil {
 			return server.Config{}, false, err
 		}
 	}

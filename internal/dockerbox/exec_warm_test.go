@@ -33,7 +33,7 @@ func waitWarmExecs(t *testing.T, c string, n int) []string {
 			return pids
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d warm execs in the container, want %d", len(pids), n)
+			t.Fatalf("%d warm execs in the container, want %d; its processes:\n%s", len(pids), n, psIn(t, c))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -26,6 +26,12 @@ type session struct {
 
 	closeStdin sync.Once
 	sent       bool // the call went to the wrapper (runIn's own)
+
+	// kill kills the wrapper's tree by its PID in the target (the
+	// engine's kill script): Discard's backstop for a stream that had to
+	// be cut or failed, after which the wrapper may still be waiting
+	// there on a stdin its runtime never closed.
+	kill func(pid int) bool
 }
 
 // maxHeldBeforeCall bounds what a session keeps before its call claims
@@ -42,6 +48,7 @@ func (e *Engine) startSession() *session {
 	ss := &session{
 		stdout: warmpool.NewHeld(maxHeldBeforeCall), stderr: warmpool.NewHeld(maxHeldBeforeCall),
 		stdin: pw, cancel: cancel, issued: make(chan struct{}), done: make(chan struct{}),
+		kill: e.kill,
 	}
 	ss.f = NewFilter(ss.stdout, ss.stderr, e.opts.CLI)
 	go func() {
@@ -114,7 +121,7 @@ func (ss *session) Stale() bool { return ss.ended() }
 
 // Discard ends a session that never got its call: the wrapper reads end
 // of file and exits without running anything, and the stream then ends;
-// one that does not is cut.
+// one that does not is cut, and the wrapper it ran is killed.
 func (ss *session) Discard() {
 	ss.closeStdin.Do(func() { _ = ss.stdin.Close() })
 	select {
@@ -122,6 +129,13 @@ func (ss *session) Discard() {
 	case <-time.After(StreamGrace):
 		ss.cancel()
 		<-ss.done
+	}
+	if pid := ss.f.PID(); pid > 0 && ss.err != nil && ss.kill != nil {
+		// The wrapper ran, and its stream did not end as a wrapper that
+		// read end of file ends it: it was cut, or failed. Whether the
+		// runtime closed the wrapper's stdin then is the runtime's
+		// business; that nothing is left is ours.
+		ss.kill(pid)
 	}
 }
 

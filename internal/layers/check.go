@@ -34,6 +34,7 @@ func Check(pkgs []Package) []string {
 			continue
 		}
 		bad = append(bad, refused(rel, from, p.Imports, false)...)
+		bad = append(bad, beyondInitFirst(rel, p.Imports)...)
 		tests := append(append([]string(nil), p.TestImports...), p.XTestImports...)
 		bad = append(bad, refused(rel, from, tests, true)...)
 		for _, d := range p.Deps {
@@ -71,4 +72,21 @@ func orNone(g string) string {
 		return "no layer"
 	}
 	return g
+}
+
+// beyondInitFirst reports the imports of an initFirst package that its
+// list does not hold.
+func beyondInitFirst(rel string, imports []string) []string {
+	may, ok := initFirst[rel]
+	if !ok {
+		return nil
+	}
+	var bad []string
+	for _, imp := range imports {
+		if !slices.Contains(may, imp) {
+			bad = append(bad, fmt.Sprintf("%s imports %s: it takes a process over from its initialiser, and may import only %s (initFirst in internal/layers/rules.go)",
+				rel, imp, strings.Join(may, ", ")))
+		}
+	}
+	return bad
 }

@@ -58,6 +58,8 @@ func TestCheckRefuses(t *testing.T) {
 			"shared/shell (shared) has tests that import internal/dockerbox (backends)"},
 		{"a package in no layer", Package{ImportPath: p("newthing")},
 			"newthing belongs to no layer"},
+		{"a package that takes a process over from its initialiser imports more", Package{ImportPath: p("shared/supervisor/keeper"), Imports: []string{"os", "strings"}},
+			"shared/supervisor/keeper imports strings: it takes a process over from its initialiser, and may import only os, syscall, time"},
 		{"the core depends on PromptKit", Package{ImportPath: p("plugin"), Deps: []string{"github.com/AltairaLabs/PromptKit/sdk"}},
 			"plugin depends on github.com/AltairaLabs/PromptKit/sdk"},
 	}

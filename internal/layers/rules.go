@@ -77,6 +77,18 @@ var testMayImport = map[string][]string{
 	"host":     {"blocks", "hooks"},
 }
 
+// initFirst are the packages that take a process over from their
+// package initialiser (a cgroup keeper, sandboxd's seal), each with the
+// only packages it may import: standard ones every program initialises
+// first anyway. Go initialises, of the packages whose imports are done,
+// the first by import path, so one import more (strings, fmt,
+// path/filepath) would make it wait for most of the program's
+// initialisers, which the process it takes over then runs for nothing.
+var initFirst = map[string][]string{
+	"shared/supervisor/keeper":   {"os", "syscall", "time"},
+	"cmd/sandboxd/internal/seal": {"bytes", "errors", "io", "os", "strconv", "syscall", "unsafe"},
+}
+
 // forbiddenModules are module path prefixes the core module must not
 // depend on at all, directly or not: the core and the plugins never pull
 // in PromptKit (the adapter is a module of its own for that).

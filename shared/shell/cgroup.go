@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
+	"github.com/altairalabs/promptkit-sandbox/shared/supervisor/keeper"
 )
 
 // callCgroup is the cgroup v2 a call's processes run in: nothing leaves
@@ -99,7 +99,7 @@ func startKeeper(dir string) error {
 	defer r.Close()
 	cmd := &exec.Cmd{
 		Path:        selfExe,
-		Args:        []string{supervisor.KeeperName, dir},
+		Args:        []string{keeper.Name, dir},
 		ExtraFiles:  []*os.File{r},
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
@@ -156,7 +156,7 @@ func ownCgroup() (string, error) {
 // whether the cgroup could be signalled.
 func (c *callCgroup) signal(sig syscall.Signal) bool {
 	if sig == syscall.SIGKILL {
-		return supervisor.KillCgroup(c.dir) == nil
+		return keeper.Kill(c.dir) == nil
 	}
 	b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
 	if err != nil {
@@ -175,5 +175,5 @@ func (c *callCgroup) signal(sig syscall.Signal) bool {
 // is left to the keeper.
 func (c *callCgroup) release() {
 	_ = c.fd.Close()
-	supervisor.RemoveCgroup(c.dir, removeWithin)
+	keeper.Remove(c.dir, removeWithin)
 }

@@ -5,13 +5,14 @@
 // The supervisor is the host's own binary, started again under the name
 // Name, so a program can contain what it starts with no helper binary to
 // install. Only a program that asks is started so: its main calls Init
-// first thing, which turns a process started as a supervisor (or as the
-// cgroup keeper, KeeperName) into one and never returns there, and
-// otherwise records that the program may be started again and returns.
-// Package shell starts no supervisor and no keeper for a program that
-// did not call it: linking this package takes over no program's main.
-// A supervisor runs the program's package initializers before main
-// reaches Init: they add to the cost of every call under a supervisor.
+// first thing, which turns a process started as a supervisor into one
+// and never returns there, and otherwise records that the program may be
+// started again and returns. Package shell starts no supervisor and no
+// cgroup keeper (package keeper, which becomes one from its own
+// initialiser) for a program that did not call it: linking this package
+// takes over no program's main. A supervisor runs the program's package
+// initializers before main reaches Init: they add to the cost of every
+// call under a supervisor.
 //
 // The supervisor runs the command as its child, in the supervisor's own
 // process group (whose ID the host knows before the command runs, so
@@ -95,9 +96,6 @@ func Init() {
 			syscall.Exit(125)
 		}
 		syscall.Exit(supervise(os.Args[2], os.Args[3:], cred))
-	}
-	if len(os.Args) == 2 && os.Args[0] == KeeperName {
-		syscall.Exit(keep(os.Args[1]))
 	}
 	initialized.Store(true)
 }

@@ -19,7 +19,8 @@
 // sandboxd's initialisers, which the second start runs again. Hence the
 // hand-written flag walking, errors, encoding and string functions
 // (strings waits for most of the standard library; bytes does not), and
-// the syscall number below. TestImports holds it to these imports.
+// the syscall number below. internal/layers holds it to these imports
+// (initFirst).
 package seal
 
 import (

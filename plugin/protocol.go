@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc"
 
 	sandboxpb "github.com/altairalabs/promptkit-sandbox/shared/proto"
-	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
+	"github.com/altairalabs/promptkit-sandbox/shared/tracing/grpctrace"
 )
 
 // ProtocolVersion is the version of the plugin protocol (shared/proto)
@@ -123,7 +123,7 @@ func DialOptions() []grpc.DialOption {
 		grpc.WithInitialConnWindowSize(flowWindow),
 		grpc.WithReadBufferSize(transportBuffer),
 		grpc.WithWriteBufferSize(transportBuffer),
-	}, tracing.ClientInterceptors()...)
+	}, grpctrace.ClientInterceptors()...)
 }
 
 func serverOptions() []grpc.ServerOption {

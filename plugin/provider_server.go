@@ -19,6 +19,7 @@ import (
 	sandboxpb "github.com/altairalabs/promptkit-sandbox/shared/proto"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
+	"github.com/altairalabs/promptkit-sandbox/shared/tracing/grpctrace"
 )
 
 // providerServer is the plugin side of the Provider service.
@@ -79,7 +80,7 @@ func (ps *providerServer) Provision(ctx context.Context, req *sandboxpb.Provisio
 	defer cancel()
 	// Its span is a child of the host's (the trace context came in the
 	// call's metadata); the provider's own spans are children of this.
-	ctx, span := s.tracer.Start(tracing.Extract(ctx), "plugin.provision",
+	ctx, span := s.tracer.Start(grpctrace.Extract(ctx), "plugin.provision",
 		trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithAttributes(attribute.String("promptkit.plugin.name", s.name),
 			attribute.String("promptkit.sandbox.mode", req.GetMode()),

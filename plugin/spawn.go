@@ -18,6 +18,7 @@ import (
 	sandboxpb "github.com/altairalabs/promptkit-sandbox/shared/proto"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
+	"github.com/altairalabs/promptkit-sandbox/shared/tracing/grpctrace"
 )
 
 // firstStdinAlloc bounds what Spawn allocates before any stdin has
@@ -60,7 +61,7 @@ func (s *server) Spawn(stream sandboxpb.Sandbox_SpawnServer) error {
 		defer unregister()
 	}
 	// The call's trace context came in the stream's metadata.
-	return s.run(tracing.Extract(ctx), sb, req, out)
+	return s.run(grpctrace.Extract(ctx), sb, req, out)
 }
 
 // requestOf is the backend's request a start message and its stdin make.

@@ -1,8 +1,11 @@
-package tracing
+package tracing_test
 
 import (
 	"context"
 	"testing"
+
+	"github.com/altairalabs/promptkit-sandbox/shared/tracing"
+	"github.com/altairalabs/promptkit-sandbox/shared/tracing/grpctrace"
 )
 
 // BenchmarkOff is what a call pays for tracing when none is configured:
@@ -11,8 +14,8 @@ func BenchmarkOff(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		sctx, span := StartCall(ctx, "direct", "/bin/sh")
-		_ = Inject(sctx)
-		End(span, nil)
+		sctx, span := tracing.StartCall(ctx, "direct", "/bin/sh")
+		_ = grpctrace.Inject(sctx)
+		tracing.End(span, nil)
 	}
 }

@@ -154,12 +154,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	cfg.Metrics = telemetry.NewMetrics()
 	started := func(...trace.SpanEndOption) {}
+	// Set first: the provider reports OTEL_EXPORTER_OTLP_* settings it
+	// cannot use, and a failed export, through it.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("tracing", "err", err) }))
 	tp, err := telemetry.NewTracerProvider(ctx, o.otlpEndpoint, getenv, version)
 	if err != nil {
 		return badInput(err)
 	}
 	if tp != nil {
-		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("tracing", "err", err) }))
 		// Deferred first, so it runs last: after the server has ended
 		// every call's span, it sends what is left.
 		defer func() {

@@ -3,17 +3,18 @@ package tracing
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
-// The standard variables that turn export on; the exporter reads them and
-// the rest of OTEL_EXPORTER_OTLP_* itself.
+// The standard variables that turn export on; the exporter reads the
+// rest of OTEL_EXPORTER_OTLP_* (headers, timeout, compression, TLS).
 const (
 	EnvOTLPEndpoint       = "OTEL_EXPORTER_OTLP_ENDPOINT"
 	EnvOTLPTracesEndpoint = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
@@ -47,22 +48,25 @@ func NewProvider(ctx context.Context, service, version, endpointURL string, gete
 	if strings.EqualFold(strings.TrimSpace(getenv(EnvSDKDisabled)), "true") {
 		return nil, nil
 	}
-	var opts []otlptracehttp.Option
+	var client *http.Client
+	u := endpointURL
 	switch {
 	case strings.HasPrefix(endpointURL, UnixScheme):
-		opts = append(opts, otlptracehttp.WithHTTPClient(unixClient(strings.TrimPrefix(endpointURL, UnixScheme))),
-			otlptracehttp.WithEndpointURL("http://"+unixHost+TracesPath))
-	case endpointURL != "":
-		opts = append(opts, otlptracehttp.WithEndpointURL(endpointURL))
-	case getenv(EnvOTLPTracesEndpoint) == "" && getenv(EnvOTLPEndpoint) == "":
-		return nil, nil
+		client = unixClient(strings.TrimPrefix(endpointURL, UnixScheme))
+		u = "http://" + unixHost + TracesPath
+	case endpointURL == "":
+		if u = ExportURL(getenv); u == "" {
+			return nil, nil
+		}
 	}
-	// The exporter reads the rest of the process's environment itself;
-	// getenv only decides whether there is anything to export to.
-	exp, err := otlptracehttp.New(ctx, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("tracing: %w", err)
+	// A setting that cannot be used is reported and left out, as the
+	// specification asks: tracing must not stop what it traces.
+	warn := func(err error) { otel.Handle(fmt.Errorf("tracing: %w", err)) }
+	cfg := readOTLPConfig(u, getenv, warn)
+	if client == nil {
+		client = otlpClient(getenv, warn)
 	}
+	exp := newOTLPExporter(cfg, client)
 	res, err := resource.New(ctx,
 		resource.WithAttributes(attribute.String("service.name", service), attribute.String("service.version", version)),
 		resource.WithFromEnv(),

@@ -189,7 +189,7 @@ func (p *CodegenProvider) start(ctx context.Context, name string, set codegenSet
 	}
 	set.image = img.ref
 	p.log.Debug("codegen sandbox image", "sandbox", name, "image", img.ref, "languages", strings.Join(img.languages, ","), "chosen_by", img.by, "detected", img.detected)
-	b := &codegenBox{idle: set.idle, sleepIdle: set.onIdle == onIdlePause}
+	b := &codegenBox{idle: set.idle, sleepIdle: set.sleepIdle}
 	ok := false
 	defer func() {
 		if !ok {

@@ -147,18 +147,11 @@ type codegenSettings struct {
 	metrics   bool          // serve sandboxd's /metrics on a loopback port
 	cache     string        // cacheWorkspace, cacheSandbox or cacheNone
 	warm      int           // sandboxes kept started for Provisions (codegen_pool.go)
-	onIdle    string        // onIdleRelease or onIdlePause: what idle_timeout does
+	sleepIdle bool          // on_idle: pause: idle_timeout pauses the sandbox until its next call
 	seed      string        // a host directory (or a volume) the provider-made workspace starts as a copy of (a fork's)
 	volume    string        // a workspace volume mounted instead of a host directory (codegen_volume.go)
 	egress    []egress.Rule // what the sandbox may reach through its proxy (codegen_egress.go); nil: nothing
 }
-
-// What idle_timeout does to a sandbox nothing has been connected to for
-// that long: release it, or pause it until its next call.
-const (
-	onIdleRelease = "release"
-	onIdlePause   = "pause"
-)
 
 func parseCodegenConfig(cfg map[string]any, h Hardening) (codegenSettings, error) {
 	var c codegenConfig
@@ -233,12 +226,8 @@ func parseCodegenConfig(cfg map[string]any, h Hardening) (codegenSettings, error
 			add(keyErr("cache", "want one of %s (where the Go build and module caches live), got %q", strings.Join(cacheValues, ", "), s.cache))
 		}
 	}
-	switch s.onIdle = c.OnIdle; s.onIdle {
-	case "":
-		s.onIdle = onIdleRelease
-	case onIdleRelease, onIdlePause:
-	default:
-		add(keyErr("on_idle", "want %s (the default) or %s, got %q", onIdleRelease, onIdlePause, s.onIdle))
+	if s.sleepIdle, err = provision.OnIdle(c.OnIdle); err != nil {
+		add(keyErr("on_idle", "%v", err))
 	}
 	if c.Egress != nil {
 		if s.egress, err = egress.ParseRules(c.Egress); err != nil {

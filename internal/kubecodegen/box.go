@@ -22,16 +22,22 @@ import (
 
 // box is one provisioned sandbox.
 type box struct {
-	cs      kubernetes.Interface
-	rc      *rest.Config // for the exec that reads its usage (usage.go)
-	host    string
-	o       objects
-	idle    time.Duration
-	created bool // the Secret exists: there is something to delete
-	fwd     *loopback.Forwarder
-	metrics *loopback.Forwarder // /metrics, with metrics: true
-	info    plugin.Provisioned
-	log     hclog.Logger
+	cs   kubernetes.Interface
+	rc   *rest.Config // for the exec that reads its usage (usage.go)
+	host string
+	o    objects
+	idle time.Duration
+	// sleepIdle: on_idle: pause (pause.go's Sleep).
+	sleepIdle bool
+	created   bool // the Secret exists: there is something to delete
+	fwd       *loopback.Forwarder
+	metrics   *loopback.Forwarder // /metrics, with metrics: true
+	// upstream is sandboxd's MCP URL at the Service, which the host
+	// reaches: a new Pod's readiness is checked there, past the
+	// forwarder, which may hold requests for it (a Sleep).
+	upstream string
+	info     plugin.Provisioned
+	log      hclog.Logger
 	// stopLease ends the renewal of the sandbox's Lease (see lease.go).
 	stopLease chan struct{}
 	stopOnce  sync.Once

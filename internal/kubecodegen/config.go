@@ -49,6 +49,7 @@ type config struct {
 	Memory        string            `json:"memory"`
 	CPUs          string            `json:"cpus"`
 	IdleTimeout   *sandbox.Duration `json:"idle_timeout"`
+	OnIdle        string            `json:"on_idle"`
 	Metrics       bool              `json:"metrics"`
 	Warm          *int              `json:"warm"`
 }
@@ -73,8 +74,12 @@ type settings struct {
 	memory       resource.Quantity
 	cpus         resource.Quantity
 	idle         time.Duration
-	metrics      bool // sandboxd serves /metrics, forwarded like MCP
-	warm         int  // sandboxes kept started for Provisions (pool.go)
+	// sleepIdle: on_idle: pause. An idle sandbox on a claim has its Pod
+	// deleted until its next call (pause.go); one on an emptyDir, whose
+	// files would go with the Pod, is released as without it.
+	sleepIdle bool
+	metrics   bool // sandboxd serves /metrics, forwarded like MCP
+	warm      int  // sandboxes kept started for Provisions (pool.go)
 }
 
 func keyErr(key, format string, args ...any) error {
@@ -154,6 +159,9 @@ func parseConfig(cfg map[string]any) (settings, error) {
 	var err error
 	if s.idle, err = provision.IdleTimeout(c.IdleTimeout); err != nil {
 		add(keyErr("idle_timeout", "%v", err))
+	}
+	if s.sleepIdle, err = provision.OnIdle(c.OnIdle); err != nil {
+		add(keyErr("on_idle", "%v", err))
 	}
 	if c.Warm != nil {
 		if s.warm = *c.Warm; s.warm < 0 || s.warm > MaxWarm {

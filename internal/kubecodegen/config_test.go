@@ -33,6 +33,7 @@ func TestParseConfig(t *testing.T) {
 		{map[string]any{"workspace_pvc": "claim", "storage_class": "fast"}, "exclude each other"},
 		{map[string]any{"storage_class": "Not_A_Class"}, `key "storage_class"`},
 		{map[string]any{"idle_timeout": "0s"}, `key "idle_timeout"`},
+		{map[string]any{"on_idle": "sleep"}, `key "on_idle": want release (the default) or pause, got "sleep"`},
 		{map[string]any{"no_such_key": 1}, "no_such_key"},
 	} {
 		if _, err := parseConfig(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.says) {

@@ -3,6 +3,7 @@ package kubecodegen
 import (
 	"context"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -44,14 +45,14 @@ var (
 func (b *box) Pause(ctx context.Context) error {
 	b.pauseMu.Lock()
 	defer b.pauseMu.Unlock()
-	if b.paused.Load() {
-		return nil
-	}
 	if b.o.set.claimName() == "" {
 		return ErrEmptyDirPause
 	}
 	b.refuse(mcpready.Refusal(fmt.Sprintf(
 		"codegen sandbox %s is paused (its Pod is deleted, its workspace kept): resume it (promptkit-sandbox codegen resume %s) before calling it", b.info.ID, b.info.ID)))
+	if b.paused.Load() {
+		return nil // paused while idle (Sleep): now until Resume
+	}
 	o := b.o
 	if err := b.cs.CoreV1().Pods(o.ns).Delete(ctx, o.name, metav1.DeleteOptions{}); err != nil {
 		b.serve()
@@ -65,14 +66,27 @@ func (b *box) Pause(ctx context.Context) error {
 }
 
 // Resume starts a new Pod on the sandbox's claim and returns once an MCP
-// initialize through its endpoint is answered; a Pod that does not come
-// up is deleted again, and the sandbox stays paused.
-func (b *box) Resume(ctx context.Context) (err error) {
+// initialize is answered; a Pod that does not come up is deleted again,
+// and the sandbox stays paused.
+func (b *box) Resume(ctx context.Context) error {
 	b.pauseMu.Lock()
 	defer b.pauseMu.Unlock()
 	if !b.paused.Load() {
 		return nil
 	}
+	if err := b.startPod(ctx); err != nil {
+		return err
+	}
+	b.paused.Store(false)
+	b.serve()
+	return nil
+}
+
+// startPod makes the sandbox's Pod anew, on its claim, and waits until
+// sandboxd answers MCP in it, at the Service (the endpoints may be
+// refusing, or holding requests for a wake); a Pod that does not come up
+// is deleted again. pauseMu is held.
+func (b *box) startPod(ctx context.Context) (err error) {
 	o := b.o
 	// A Pause whose wait ran out may have left the Pod terminating.
 	if err := b.podGone(ctx); err != nil {
@@ -81,23 +95,74 @@ func (b *box) Resume(ctx context.Context) (err error) {
 	if _, err := b.cs.CoreV1().Pods(o.ns).Create(ctx, o.pod(b.owner), metav1.CreateOptions{}); err != nil {
 		return b.apiErr("create Pod "+o.name, err)
 	}
-	refusal := b.refusal
 	defer func() {
 		if err != nil {
-			b.refuse(refusal)
 			zero := int64(0)
 			_ = b.cs.CoreV1().Pods(o.ns).Delete(context.WithoutCancel(ctx), o.name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 		}
 	}()
-	b.serve()
 	watch := b.watchPod()
 	defer watch.stop()
-	if err := mcpready.Wait(ctx, Mode, b.info.Endpoint, b.info.Token, watch); err != nil {
+	return mcpready.Wait(ctx, Mode, b.upstream, b.info.Token, watch)
+}
+
+var _ provision.Sleeper = (*box)(nil)
+
+// SleepsWhenIdle is on_idle: pause, for a sandbox whose workspace is a
+// claim: one on an emptyDir is released when idle, as its files would
+// go with its Pod.
+func (b *box) SleepsWhenIdle() bool { return b.sleepIdle && b.o.set.claimName() != "" }
+
+// Sleep deletes the Pod of a sandbox nothing is connected to, as Pause
+// does; its next MCP request starts a new one on the same claim, waits
+// until it answers, and then goes through (its metrics port refuses
+// meanwhile: a scrape is not a use).
+func (b *box) Sleep(ctx context.Context) error {
+	b.pauseMu.Lock()
+	defer b.pauseMu.Unlock()
+	if b.paused.Load() {
+		return nil
+	}
+	if b.metrics != nil {
+		b.metrics.Refuse(mcpready.Refusal(fmt.Sprintf("codegen sandbox %s is paused while idle: its next MCP call resumes it", b.info.ID)))
+	}
+	b.fwd.Sleep(b.wake, func(err error) loopback.Answer {
+		return mcpready.Refusal(fmt.Sprintf("codegen sandbox %s was paused while idle and could not be resumed: %v", b.info.ID, err))
+	})
+	o := b.o
+	if err := b.cs.CoreV1().Pods(o.ns).Delete(ctx, o.name, metav1.DeleteOptions{}); err != nil {
+		b.serve()
+		return b.apiErr("delete Pod "+o.name, err)
+	}
+	b.paused.Store(true)
+	ctx, cancel := context.WithTimeout(ctx, goneTimeout)
+	defer cancel()
+	return b.podGone(ctx)
+}
+
+// wake starts a new Pod for the request that woke a sandbox paused
+// while idle, within wakeTimeout: the request waits for it.
+func (b *box) wake() error {
+	ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
+	defer cancel()
+	b.pauseMu.Lock()
+	defer b.pauseMu.Unlock()
+	if !b.paused.Load() {
+		return nil
+	}
+	if err := b.startPod(ctx); err != nil {
 		return err
 	}
 	b.paused.Store(false)
+	if b.metrics != nil {
+		b.metrics.Serve()
+	}
 	return nil
 }
+
+// wakeTimeout bounds a wake: a Pod scheduled, its image present, and
+// sandboxd started (seconds), or the waiting request is told why.
+const wakeTimeout = 2 * time.Minute
 
 // Paused reports whether the sandbox's Pod is deleted by a Pause.
 func (b *box) Paused() bool { return b.paused.Load() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -142,5 +143,72 @@ func TestPauseResumeOnTheRealCluster(t *testing.T) {
 	}
 	if c := s.claimOf(t, "paused"); c != nil {
 		t.Errorf("the claim after a Release with Purge: %+v", c)
+	}
+}
+
+// TestSleepWhenIdleOnTheRealCluster: with on_idle: pause, a sandbox on
+// a workspace volume that nothing is connected to past its idle_timeout
+// has its Pod deleted and is listed paused, not released; the next MCP
+// client just connects: its first request starts a new Pod and goes
+// through, and the files are there. A sandbox on an emptyDir is released
+// when idle, as its files would go with its Pod.
+func TestSleepWhenIdleOnTheRealCluster(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	p := NewProvider(nil)
+	t.Cleanup(func() { _ = p.Close() })
+	s := newVolumeSetup(ctx, t, p, 1)
+	cfg := maps.Clone(s.cfg)
+	cfg["idle_timeout"], cfg["on_idle"] = "2s", "pause"
+	got, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: cfg, WorkspaceVolume: "napping"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := mcptest.Connect(t, got.Endpoint, got.Token)
+	mcptest.CallText(t, cs, "Write", map[string]any{"file_path": "kept.txt", "content": "before the nap\n"})
+	if err := cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Idle is no connection at all: the client's kept-alive ones go too.
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		list, _ := p.List(ctx, plugin.ListOptions{})
+		states := map[string]string{}
+		for _, sb := range list {
+			states[sb.ID] = sb.Details[provision.State]
+		}
+		if states[got.ID] == provision.StatePaused && states[plain.ID] == "" {
+			break
+		}
+		if states[got.ID] == "" {
+			t.Fatalf("the sandbox on a volume was released when idle: %v", states)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after going idle: %v; want %s paused and %s released", states, got.ID, plain.ID)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if _, err := s.k.Client.CoreV1().Pods(s.ns).Get(ctx, got.Details["pod"], metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Pod while paused when idle: %v, want it gone", err)
+	}
+	start := time.Now()
+	again := mcptest.Connect(t, got.Endpoint, got.Token)
+	if out := mcptest.CallText(t, again, "Read", map[string]any{"file_path": "kept.txt"}); !strings.Contains(out, "before the nap") {
+		t.Errorf("Read after the wake: %q", out)
+	}
+	t.Logf("a new client's first answer from a sandbox paused while idle: %v", time.Since(start).Round(time.Millisecond))
+	if list, _ := p.List(ctx, plugin.ListOptions{}); len(list) != 1 || list[0].Details[provision.State] != provision.StateRunning {
+		t.Errorf("List after the wake: %+v", list)
+	}
+	if err := p.Release(ctx, got.ID, plugin.ReleaseOptions{Purge: true}); err != nil {
+		t.Fatal(err)
+	}
+	if left := objectsOf(t, s.k, s.ns, ""); len(left) > 0 {
+		t.Errorf("left after the release: %v", left)
 	}
 }

@@ -164,7 +164,7 @@ func (p *Provider) start(ctx context.Context, name string, set settings) (*box, 
 		return nil, sandbox.NewError(sandbox.KindStart, Mode, err)
 	}
 	id := newID()
-	b := &box{cs: cs, rc: rc, host: rc.Host, idle: set.idle, log: p.log, stopLease: make(chan struct{}),
+	b := &box{cs: cs, rc: rc, host: rc.Host, idle: set.idle, sleepIdle: set.sleepIdle, log: p.log, stopLease: make(chan struct{}),
 		o: objects{id: id, name: podPrefix + id, ns: ns, sandboxName: name, set: set}}
 	if set.volume != "" {
 		if b.vol, err = p.reserve(rc.Host, ns, set.volume, id); err != nil {
@@ -196,6 +196,7 @@ func (p *Provider) start(ctx context.Context, name string, set settings) (*box, 
 	if err != nil {
 		return nil, err
 	}
+	b.upstream = "http://" + net.JoinHostPort(svcIP, strconv.Itoa(Port)) + mcpready.Path
 	if b.fwd, err = loopback.New(loopback.TCP(net.JoinHostPort(svcIP, strconv.Itoa(Port)))); err != nil {
 		return nil, sandbox.NewError(sandbox.KindStart, Mode, err)
 	}

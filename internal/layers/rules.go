@@ -19,7 +19,7 @@ var groups = []struct {
 	{"harness", []string{
 		"internal/ci", "internal/dockertest/...", "internal/escapetest", "internal/kubecluster/...",
 		"internal/kubetest", "internal/langfixture", "internal/mcptest", "internal/otlptest",
-		"internal/plugintest", "internal/proctest", "internal/sandboxdimage/...",
+		"internal/plugintest", "internal/proctest", "internal/provisionbench", "internal/sandboxdimage/...",
 		"internal/sandboxtest", "internal/scrapetest", "internal/scrubtest",
 		"internal/layers", "plugin/internal/testplugin",
 	}},

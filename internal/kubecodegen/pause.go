@@ -53,6 +53,13 @@ func (b *box) Pause(ctx context.Context) error {
 	if b.paused.Load() {
 		return nil // paused while idle (Sleep): now until Resume
 	}
+	return b.stopPod(ctx)
+}
+
+// stopPod deletes the sandbox's Pod, with its grace period, and waits
+// until it is gone; the sandbox is paused from the delete on. A delete
+// that fails opens the endpoints again. pauseMu is held.
+func (b *box) stopPod(ctx context.Context) error {
 	o := b.o
 	if err := b.cs.CoreV1().Pods(o.ns).Delete(ctx, o.name, metav1.DeleteOptions{}); err != nil {
 		b.serve()
@@ -129,35 +136,15 @@ func (b *box) Sleep(ctx context.Context) error {
 	b.fwd.Sleep(b.wake, func(err error) loopback.Answer {
 		return mcpready.Refusal(fmt.Sprintf("codegen sandbox %s was paused while idle and could not be resumed: %v", b.info.ID, err))
 	})
-	o := b.o
-	if err := b.cs.CoreV1().Pods(o.ns).Delete(ctx, o.name, metav1.DeleteOptions{}); err != nil {
-		b.serve()
-		return b.apiErr("delete Pod "+o.name, err)
-	}
-	b.paused.Store(true)
-	ctx, cancel := context.WithTimeout(ctx, goneTimeout)
-	defer cancel()
-	return b.podGone(ctx)
+	return b.stopPod(ctx)
 }
 
-// wake starts a new Pod for the request that woke a sandbox paused
-// while idle, within wakeTimeout: the request waits for it.
+// wake resumes a sandbox paused while idle for the request that woke
+// it, within wakeTimeout: the request waits for it.
 func (b *box) wake() error {
 	ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
 	defer cancel()
-	b.pauseMu.Lock()
-	defer b.pauseMu.Unlock()
-	if !b.paused.Load() {
-		return nil
-	}
-	if err := b.startPod(ctx); err != nil {
-		return err
-	}
-	b.paused.Store(false)
-	if b.metrics != nil {
-		b.metrics.Serve()
-	}
-	return nil
+	return b.Resume(ctx)
 }
 
 // wakeTimeout bounds a wake: a Pod scheduled, its image present, and

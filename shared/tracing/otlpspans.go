@@ -208,7 +208,7 @@ func anyValue(v attribute.Value) *commonpb.AnyValue {
 	case attribute.EMPTY:
 		return &commonpb.AnyValue{} // an empty value: no field set
 	}
-	return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v.Emit()}}
+	return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v.String()}}
 }
 
 func arrayOf[T any](vs []T, one func(T) *commonpb.AnyValue) *commonpb.AnyValue {

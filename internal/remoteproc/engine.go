@@ -35,10 +35,13 @@ type Options struct {
 // else through the wrapper in an exec session (a warm one when the pool
 // has it). It is safe for concurrent use.
 type Engine struct {
-	t      Target
-	opts   Options
-	pool   *warmpool.Pool[*session] // nil without warm sessions
-	reaper warmpool.Reaper
+	t    Target
+	opts Options
+	// gateKey is t's key at the start gate: its String, made once, not
+	// for each call.
+	gateKey string
+	pool    *warmpool.Pool[*session] // nil without warm sessions
+	reaper  warmpool.Reaper
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -51,7 +54,7 @@ const poolKey = ""
 // New returns an engine for t. With opts.Warm it starts opening warm
 // sessions at once.
 func New(t Target, opts Options) *Engine {
-	e := &Engine{t: t, opts: opts}
+	e := &Engine{t: t, opts: opts, gateKey: t.String()}
 	if opts.Warm > 0 {
 		e.pool = warmpool.New[*session](opts.Warm, &e.reaper)
 		e.pool.Fill(poolKey, e.prepare)

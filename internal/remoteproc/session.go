@@ -54,7 +54,7 @@ func (e *Engine) startSession() *session {
 	go func() {
 		defer close(ss.done)
 		defer cancel() // the stream is over: release its context
-		release, err := gate.enter(ctx, e.t.String())
+		release, err := gate.enter(ctx, e.gateKey)
 		if err != nil {
 			// Cut while it waited: nothing went to the target.
 			ss.err = err
@@ -130,7 +130,7 @@ func (ss *session) Discard() {
 		ss.cancel()
 		<-ss.done
 	}
-	if pid := ss.f.PID(); pid > 0 && ss.err != nil && ss.kill != nil {
+	if pid := ss.f.PID(); pid > 0 && ss.err != nil {
 		// The wrapper ran, and its stream did not end as a wrapper that
 		// read end of file ends it: it was cut, or failed. Whether the
 		// runtime closed the wrapper's stdin then is the runtime's

@@ -28,12 +28,13 @@ const closeTimeout = 10 * time.Second
 // frozen by SIGSTOP, deadlocked — must not hold its host forever.
 const CallTimeout = sandbox.DefaultOpenTimeout
 
-// bounded is ctx, with CallTimeout as its deadline when it has none.
-func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+// bounded is ctx, with d (CallTimeout for a unary call) as its deadline
+// when it has none.
+func bounded(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok {
 		return ctx, func() {}
 	}
-	return context.WithTimeout(ctx, CallTimeout)
+	return context.WithTimeout(ctx, d)
 }
 
 // Client is the host's connection to one plugin process: what dispensing
@@ -121,7 +122,7 @@ func (c *Client) Describe(ctx context.Context) (Description, error) {
 	if err := c.exited(); err != nil {
 		return Description{}, err
 	}
-	ctx, cancel := bounded(ctx)
+	ctx, cancel := bounded(ctx, CallTimeout)
 	defer cancel()
 	resp, err := c.rpc.Describe(ctx, &sandboxpb.DescribeRequest{}, grpc.MaxCallRecvMsgSize(maxMessage))
 	if err != nil {
@@ -150,7 +151,7 @@ func (c *Client) Open(ctx context.Context, name, mode string, cfg map[string]any
 	if err := c.exited(); err != nil {
 		return nil, err
 	}
-	ctx, cancel := bounded(ctx)
+	ctx, cancel := bounded(ctx, CallTimeout)
 	defer cancel()
 	if c.PluginName() == "" {
 		if _, err := c.Describe(ctx); err != nil {

@@ -65,11 +65,8 @@ func (c *Client) setPaused(ctx context.Context, id string, paused bool) error {
 	}
 	// A provider may pause by taking the sandbox down and resume by
 	// starting it anew (kubectl_codegen: a Pod): bounded as a Provision.
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, DefaultProvisionTimeout)
-		defer cancel()
-	}
+	ctx, cancel := bounded(ctx, DefaultProvisionTimeout)
+	defer cancel()
 	_, err := c.prov.SetPaused(ctx, &sandboxpb.SetPausedRequest{Id: id, Paused: paused})
 	switch st := status.Convert(err); {
 	case err == nil:

@@ -31,15 +31,12 @@ func (c *Client) Provision(ctx context.Context, spec ProvisionSpec, timeout time
 	if err := c.exited(); err != nil {
 		return Provisioned{}, err
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		d := timeout
-		if d <= 0 {
-			d = DefaultProvisionTimeout
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d+sandbox.Grace)
-		defer cancel()
+	d := timeout
+	if d <= 0 {
+		d = DefaultProvisionTimeout
 	}
+	ctx, cancel := bounded(ctx, d+sandbox.Grace)
+	defer cancel()
 	if c.PluginName() == "" {
 		if _, err := c.Describe(ctx); err != nil {
 			return Provisioned{}, err
@@ -90,7 +87,7 @@ func (c *Client) Release(ctx context.Context, id string, opts ReleaseOptions) er
 	if err := c.exited(); err != nil {
 		return err
 	}
-	ctx, cancel := bounded(ctx)
+	ctx, cancel := bounded(ctx, CallTimeout)
 	defer cancel()
 	if _, err := c.prov.Release(ctx, &sandboxpb.ReleaseRequest{Id: id, Purge: opts.Purge}); err != nil {
 		return c.providerError(ctx, "release "+id, err)
@@ -104,7 +101,7 @@ func (c *Client) List(ctx context.Context, opts ListOptions) (Listing, error) {
 	if err := c.exited(); err != nil {
 		return Listing{}, err
 	}
-	ctx, cancel := bounded(ctx)
+	ctx, cancel := bounded(ctx, CallTimeout)
 	defer cancel()
 	resp, err := c.prov.List(ctx, &sandboxpb.ListRequest{Usage: opts.Usage}, grpc.MaxCallRecvMsgSize(maxMessage))
 	if err != nil {

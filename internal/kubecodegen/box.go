@@ -55,7 +55,6 @@ type box struct {
 	// pauseMu orders Pause, Resume and the state they keep.
 	pauseMu sync.Mutex
 	paused  atomic.Bool
-	refusal loopback.Answer // what the endpoints answer while paused
 }
 
 func (b *box) Info() plugin.Provisioned           { return b.info }

@@ -156,7 +156,6 @@ func (b *box) Paused() bool { return b.paused.Load() }
 
 // refuse makes the endpoints answer every request with answer.
 func (b *box) refuse(answer loopback.Answer) {
-	b.refusal = answer
 	for _, f := range []*loopback.Forwarder{b.fwd, b.metrics} {
 		if f != nil {
 			f.Refuse(answer)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/bounded"
 	"github.com/altairalabs/promptkit-sandbox/internal/kubebox"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
@@ -99,9 +100,11 @@ func (b *box) exec(ctx context.Context, what, script string, stdin io.Reader, st
 	if err != nil {
 		return err
 	}
-	var stderr bytes.Buffer
+	// Only the last words are quoted: a tar of a large workspace may say
+	// something of every file.
+	stderr := bounded.Tail{Max: 4 << 10}
 	if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: &stderr}); err != nil {
-		return fmt.Errorf("exec %s in %s/%s: %w (stderr %q)", what, b.o.ns, b.o.name, err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("exec %s in %s/%s: %w (stderr %q)", what, b.o.ns, b.o.name, err, strings.TrimSpace(string(stderr.Bytes())))
 	}
 	return nil
 }

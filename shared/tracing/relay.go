@@ -47,13 +47,11 @@ func ExportURL(getenv func(string) string) string {
 	if strings.EqualFold(strings.TrimSpace(getenv(EnvSDKDisabled)), "true") {
 		return ""
 	}
-	if u := strings.TrimSpace(getenv(EnvOTLPTracesEndpoint)); u != "" {
-		return u
-	}
-	if u := strings.TrimSpace(getenv(EnvOTLPEndpoint)); u != "" {
+	u, v := otlpSetting(getenv, "ENDPOINT")
+	if v == EnvOTLPEndpoint {
 		return strings.TrimSuffix(u, "/") + TracesPath
 	}
-	return ""
+	return u
 }
 
 // Relay passes OTLP/HTTP trace exports from a unix socket to a

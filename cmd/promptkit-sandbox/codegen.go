@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -15,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/altairalabs/promptkit-sandbox/codegen"
+	"github.com/altairalabs/promptkit-sandbox/internal/execrelay"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
@@ -72,7 +74,7 @@ func (e *cliEnv) codegenUp(args []string) int {
 	workspace := fs.String("workspace", "", "the directory the agent works on (default: the sandbox's workspace key, else an empty one the provider makes)")
 	volume := fs.String("workspace-volume", "", "a named workspace volume the agent works on instead: created on first use, kept after down (unless --purge), reattached by the next up naming it (docker_codegen: an engine volume; kubectl_codegen: a PersistentVolumeClaim)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
-	socket := fs.String("socket", "", "the serve to hand the sandbox to (default: $"+envServeSocket+", else "+defaultSocket()+")")
+	socket := fs.String("socket", "", "the serve to hand the sandbox to (default: $"+execrelay.EnvSocket+", else "+execrelay.DefaultSocket(os.Getenv)+")")
 	foreground := fs.Bool("foreground", false, "hold the sandbox in this process even when a serve is running")
 	timeout := fs.Duration("timeout", plugin.DefaultProvisionTimeout, "how long provisioning may take")
 	extra, ok, code := parseInterspersed(fs, args)
@@ -109,7 +111,7 @@ func (e *cliEnv) codegenUp(args []string) int {
 	// Only --socket insists on a serve: the environment's socket, like
 	// the default, is where one would be, and without one up holds the
 	// sandbox itself.
-	path, _ := serveSocket(*socket)
+	path, _ := execrelay.Socket(*socket, os.Getenv)
 	explicit := *socket != ""
 	if !*foreground {
 		conn, err := dialServe(ctx, path)
@@ -285,10 +287,10 @@ func indent(s, prefix string) string {
 
 // serveClient connects to the serve that ls and down talk to.
 func (e *cliEnv) serveClient(ctx context.Context, cmd, socket string) (*plugin.Client, func(), string, int) {
-	path, _ := serveSocket(socket)
+	path, _ := execrelay.Socket(socket, os.Getenv)
 	conn, err := dialServe(ctx, path)
 	if err != nil {
-		if errors.Is(err, errNoServe) {
+		if errors.Is(err, execrelay.ErrNoServe) {
 			e.errorf("%s: %v: sandboxes of a foreground codegen up are held by that process (Ctrl-C releases them)", cmd, err)
 		} else {
 			e.errorf("%s: %v", cmd, err)
@@ -307,7 +309,7 @@ func (e *cliEnv) serveClient(ctx context.Context, cmd, socket string) (*plugin.C
 func (e *cliEnv) codegenList(args []string) int {
 	var common commonFlags
 	fs := newFlagSet("codegen ls", e.stderr, &common)
-	socket := fs.String("socket", "", "the serve to ask (default: $"+envServeSocket+", else "+defaultSocket()+")")
+	socket := fs.String("socket", "", "the serve to ask (default: $"+execrelay.EnvSocket+", else "+execrelay.DefaultSocket(os.Getenv)+")")
 	asJSON := fs.Bool("json", false, "print the sandboxes as a JSON array")
 	volumes := fs.Bool("volumes", false, "list the workspace volumes the plugins keep instead of the sandboxes")
 	extra, ok, code := parseInterspersed(fs, args)
@@ -411,7 +413,7 @@ func listState(p plugin.Provisioned) string {
 func (e *cliEnv) codegenDown(args []string) int {
 	var common commonFlags
 	fs := newFlagSet("codegen down", e.stderr, &common)
-	socket := fs.String("socket", "", "the serve holding the sandbox (default: $"+envServeSocket+", else "+defaultSocket()+")")
+	socket := fs.String("socket", "", "the serve holding the sandbox (default: $"+execrelay.EnvSocket+", else "+execrelay.DefaultSocket(os.Getenv)+")")
 	purge := fs.Bool("purge", false, "also remove what is kept for the workspace's next sandbox (its workspace volume; docker_codegen: its build cache volume too)")
 	ids, ok, code := parseInterspersed(fs, args)
 	if !ok {

@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/execrelay"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 )
 
@@ -13,7 +15,7 @@ func (e *cliEnv) codegenPause(args []string, pause bool) int {
 	cmd := map[bool]string{true: "codegen pause", false: "codegen resume"}[pause]
 	var common commonFlags
 	fs := newFlagSet(cmd, e.stderr, &common)
-	socket := fs.String("socket", "", "the serve holding the sandbox (default: $"+envServeSocket+", else "+defaultSocket()+")")
+	socket := fs.String("socket", "", "the serve holding the sandbox (default: $"+execrelay.EnvSocket+", else "+execrelay.DefaultSocket(os.Getenv)+")")
 	ids, ok, code := parseInterspersed(fs, args)
 	if !ok {
 		return code
@@ -50,7 +52,7 @@ func (e *cliEnv) codegenPause(args []string, pause bool) int {
 func (e *cliEnv) codegenFork(args []string) int {
 	var common commonFlags
 	fs := newFlagSet("codegen fork", e.stderr, &common)
-	socket := fs.String("socket", "", "the serve holding the sandbox (default: $"+envServeSocket+", else "+defaultSocket()+")")
+	socket := fs.String("socket", "", "the serve holding the sandbox (default: $"+execrelay.EnvSocket+", else "+execrelay.DefaultSocket(os.Getenv)+")")
 	count := fs.Int("count", 1, "how many forks")
 	asJSON := fs.Bool("json", false, "print one JSON object a line, a fork each, instead of text")
 	ids, ok, code := parseInterspersed(fs, args)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/execrelay"
 )
 
 const directConfig = `spec:
@@ -28,7 +30,7 @@ func TestExecAsAHookCommand(t *testing.T) {
 	coldEnv := isolated(t, "HOOK_SECRET=from-exec")
 	runtimeDir := shortTempDir(t)
 	// Served through the default socket: exec finds it on its own.
-	servedEnv := []string{"XDG_RUNTIME_DIR=" + runtimeDir, envServeSocket + "=", "HOOK_SECRET=from-exec"}
+	servedEnv := []string{"XDG_RUNTIME_DIR=" + runtimeDir, execrelay.EnvSocket + "=", "HOOK_SECRET=from-exec"}
 	srv := startServe(t, filepath.Join(runtimeDir, "promptkit-sandbox", "serve.sock"), []string{"SERVE_MARK=served"}, "--config", cfg)
 
 	for _, mode := range []struct {
@@ -85,7 +87,7 @@ func TestExecNamedSocketMustAnswer(t *testing.T) {
 		args []string
 	}{
 		{"flag", isolated(t), []string{"--socket", sock}},
-		{"env", append(isolated(t), envServeSocket+"="+sock), nil},
+		{"env", append(isolated(t), execrelay.EnvSocket+"="+sock), nil},
 	} {
 		args := append(append([]string{"--config", cfg, "--sandbox", "host"}, tc.args...), "--", "true")
 		r := runExec(t, tc.env, nil, args...)
@@ -173,7 +175,7 @@ func TestExecDefaultSocketStaleRunsCold(t *testing.T) {
 	}
 	lis.SetUnlinkOnClose(false)
 	lis.Close()
-	env := []string{"XDG_RUNTIME_DIR=" + runtimeDir, envServeSocket + "="}
+	env := []string{"XDG_RUNTIME_DIR=" + runtimeDir, execrelay.EnvSocket + "="}
 	if r := runExec(t, env, []byte("x"), "--config", cfg, "--sandbox", "host", "--", "cat"); r.code != 0 || r.stdout != "x" || r.stderr != "" {
 		t.Errorf("exec with a stale default socket: %+v", r)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/execrelay"
 	"github.com/altairalabs/promptkit-sandbox/internal/proctest"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
@@ -35,14 +36,14 @@ func timedExec(t *testing.T, env []string, stdin []byte, args ...string) (execRe
 
 // TestExecServeStoppedBeforeTheCall: a serve that is SIGSTOPped does not
 // answer. On the default socket exec runs the call cold once the serve
-// has not answered within serveAnswerTimeout; on a named socket it
+// has not answered within execrelay.AnswerTimeout; on a named socket it
 // exits 125 then, saying so.
 func TestExecServeStoppedBeforeTheCall(t *testing.T) {
 	cfg := writeConfig(t, shortTempDir(t), directConfig)
 	runtimeDir := shortTempDir(t)
 	sock := filepath.Join(runtimeDir, "promptkit-sandbox", "serve.sock")
 	srv := startServe(t, sock, []string{"SERVE_MARK=served"}, "--config", cfg)
-	env := []string{"XDG_RUNTIME_DIR=" + runtimeDir, envServeSocket + "="}
+	env := []string{"XDG_RUNTIME_DIR=" + runtimeDir, execrelay.EnvSocket + "="}
 	hook := []string{"--config", cfg, "--sandbox", "host", "--timeout", "5s", "--", "sh", "-c", `cat; printf ':%s' "$SERVE_MARK"`}
 	if r := runExec(t, env, []byte("in"), hook...); r.code != 0 || r.stdout != "in:served" {
 		t.Fatalf("through the serve before it was stopped: %+v", r)
@@ -55,7 +56,7 @@ func TestExecServeStoppedBeforeTheCall(t *testing.T) {
 	}
 	// The wait for the serve, then a cold call (a direct sandbox: no
 	// plugin to start).
-	if took > serveAnswerTimeout+5*time.Second {
+	if took > execrelay.AnswerTimeout+5*time.Second {
 		t.Errorf("default socket, serve stopped: took %s", took)
 	}
 
@@ -70,11 +71,11 @@ func TestExecServeStoppedBeforeTheCall(t *testing.T) {
 	}
 
 	r, took = timedExec(t, env, []byte("in"), append([]string{"--socket", sock}, hook...)...)
-	want := "promptkit-sandbox: exec: serve on " + sock + ": did not answer within " + serveAnswerTimeout.String() + " (stopped or overloaded?)"
+	want := "promptkit-sandbox: exec: serve on " + sock + ": did not answer within " + execrelay.AnswerTimeout.String() + " (stopped or overloaded?)"
 	if r.code != exitSandbox || r.stdout != "" || !strings.HasPrefix(r.stderr, want) {
 		t.Errorf("named socket, serve stopped: %+v; want exit 125 and %q", r, want)
 	}
-	if took > serveAnswerTimeout+time.Second {
+	if took > execrelay.AnswerTimeout+time.Second {
 		t.Errorf("named socket, serve stopped: took %s", took)
 	}
 }
@@ -82,7 +83,7 @@ func TestExecServeStoppedBeforeTheCall(t *testing.T) {
 // TestExecServeStoppedMidCall: a serve SIGSTOPped while its call runs.
 // With --timeout, exec answers 124 at the deadline plus sandbox.Grace;
 // without a deadline that near, 125 once the serve has not answered for
-// serveStallTimeout. Either way it passes on what the hook wrote before
+// execrelay.StallTimeout. Either way it passes on what the hook wrote before
 // the stop, and waits on nothing more (no 10 s Close). Continued, the
 // serve kills the call whose exec is gone.
 func TestExecServeStoppedMidCall(t *testing.T) {
@@ -99,7 +100,7 @@ func TestExecServeStoppedMidCall(t *testing.T) {
 		within  time.Duration // from the stop
 	}{
 		{"deadline", "2s", exitTimeout, "timed out after 2s", 2*time.Second + sandbox.Grace + time.Second},
-		{"no deadline near", "5m", exitSandbox, "stopped answering", serveStallTimeout + serveLivenessInterval + sandbox.Grace + time.Second},
+		{"no deadline near", "5m", exitSandbox, "stopped answering", execrelay.StallTimeout + execrelay.HeartbeatInterval + sandbox.Grace + time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := startServe(t, sock, nil, "--config", cfg)

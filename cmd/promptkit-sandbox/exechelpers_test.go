@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/execrelay"
 	"github.com/altairalabs/promptkit-sandbox/internal/plugintest"
 )
 
@@ -93,7 +94,7 @@ func shortTempDir(t testing.TB) string {
 // default socket lies in an empty runtime directory of the test's own.
 func isolated(t testing.TB, extra ...string) []string {
 	t.Helper()
-	return append([]string{"XDG_RUNTIME_DIR=" + shortTempDir(t), envServeSocket + "="}, extra...)
+	return append([]string{"XDG_RUNTIME_DIR=" + shortTempDir(t), execrelay.EnvSocket + "="}, extra...)
 }
 
 type execResult struct {

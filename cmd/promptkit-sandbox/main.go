@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/supervisor"
 )
@@ -129,10 +130,32 @@ path, which starts with $PROMPTKIT_PLUGIN_PATH) and --plugin-start-timeout
 `)
 }
 
-// cliEnv carries the process's streams to the commands.
+// cliEnv carries the process's streams to the commands: this process's,
+// or, for an exec call a serve runs (relayserve.go), exec's.
 type cliEnv struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// dir and lookupEnv are exec's working directory and environment
+	// when they are not this process's; empty and nil otherwise.
+	dir       string
+	lookupEnv func(string) (string, bool)
+}
+
+// getenv is the caller's environment variable k.
+func (e *cliEnv) getenv(k string) string {
+	if e.lookupEnv == nil {
+		return os.Getenv(k)
+	}
+	v, _ := e.lookupEnv(k)
+	return v
+}
+
+// path is p as the caller meant it: relative to its working directory.
+func (e *cliEnv) path(p string) string {
+	if e.dir == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(e.dir, p)
 }
 
 func (e *cliEnv) errorf(format string, args ...any) {

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/hooks/metrics"
+	"github.com/altairalabs/promptkit-sandbox/internal/execrelay"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/plugin/host"
 )
@@ -23,7 +25,7 @@ func (e *cliEnv) serve(args []string) int {
 	var common commonFlags
 	fs := newFlagSet("serve", e.stderr, &common)
 	cfgPath := fs.String("config", "", "RuntimeConfig YAML file whose sandboxes to serve (required)")
-	socket := fs.String("socket", "", "unix socket to listen on (default: $"+envServeSocket+", else "+defaultSocket()+")")
+	socket := fs.String("socket", "", "unix socket to listen on (default: $"+execrelay.EnvSocket+", else "+execrelay.DefaultSocket(os.Getenv)+")")
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics at /metrics on `address` (HOST:PORT; PORT or :PORT listen on 127.0.0.1); off when empty")
 	if ok, code := parseFlags(fs, args); !ok {
 		return code
@@ -41,7 +43,7 @@ func (e *cliEnv) serve(args []string) int {
 		e.errorf("serve: config: %v", err)
 		return exitUsage
 	}
-	path, _ := serveSocket(*socket)
+	path, _ := execrelay.Socket(*socket, os.Getenv)
 	log, err := common.logger(e.stderr)
 	if err != nil {
 		e.errorf("%v", err)
@@ -86,7 +88,8 @@ func (e *cliEnv) serve(args []string) int {
 			log.Warn("closing the sandboxes", "error", err)
 		}
 	}
-	modes, names := servedModes(rt, cfg, common.telemetry.metrics)
+	lent, names := lentSandboxes(rt, common.telemetry.metrics)
+	modes := servedModes(lent, cfg)
 	providers := servedProviders(ctx, rt, cfg)
 	if h, ok := rt.Plugins().(*host.Host); ok && ms != nil && len(providers) > 0 {
 		if err := ms.reg.Register(newCodegenUsage(h, log.Named("metrics"))); err != nil {
@@ -111,8 +114,9 @@ func (e *cliEnv) serve(args []string) int {
 		}
 		return exitSandbox
 	}
+	relay := newRelayServer(cfg, path, lent, names, tp, log.Named("relay"))
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(lis) }()
+	go func() { served <- srv.Serve(newSplitListener(lis, relay.serveConn, log)) }()
 	if ms != nil {
 		log.Info("serving metrics", "url", ms.url())
 	}
@@ -128,7 +132,9 @@ func (e *cliEnv) serve(args []string) int {
 	}
 	// Stop closes the listener, which removes the socket, and ends the
 	// calls in flight, whose sandboxes kill what they started.
+	relay.end()
 	srv.Stop(plugin.ShutdownGrace)
+	relay.wait(plugin.ShutdownGrace)
 	closeRuntime()
 	return code
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/hooks"
@@ -15,24 +14,14 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
-// A serve offers the sandboxes of one config as the modes of the plugin
-// service, each mode named CONFIG#SANDBOX: CONFIG the config file's
-// absolute, symlink-resolved path. exec opens CONFIG#NAME for its own
-// config, so a serve of another config can never run its call, and the
-// names say which config a serve has when exec must refuse it.
+// A serve offers the sandboxes of one config to exec over the relay
+// (relayserve.go), and as the modes of the plugin service, each mode
+// named CONFIG#SANDBOX: CONFIG the config file's absolute,
+// symlink-resolved path, so that a client of another config cannot open
+// one by its name.
 const modeSep = "#"
 
 func servedMode(cfg, name string) string { return cfg + modeSep + name }
-
-// splitServedMode is servedMode undone; ok is false for a mode not of
-// that form. Sandbox names hold no '#', so the last one splits.
-func splitServedMode(mode string) (cfg, name string, ok bool) {
-	i := strings.LastIndex(mode, modeSep)
-	if i < 0 {
-		return "", "", false
-	}
-	return mode[:i], mode[i+len(modeSep):], true
-}
 
 // canonicalConfig is the path a serve and an exec compare: absolute, with
 // every symlink resolved, so two spellings of one file agree. A missing
@@ -45,10 +34,10 @@ func canonicalConfig(path string) (string, error) {
 	return filepath.EvalSymlinks(abs)
 }
 
-// servedModes are the factories of a serve: one per sandbox of rt (direct
-// included), each lending the sandbox rt opened and counting its calls in
-// m (nil: not counted).
-func servedModes(rt *hooks.Runtime, cfg string, m *metrics.Collector) (map[string]sandbox.Factory, []string) {
+// lentSandboxes are the sandboxes of rt (direct included) a serve lends
+// to exec calls, by name, each counting its calls in m (nil: not
+// counted), and their names in order.
+func lentSandboxes(rt *hooks.Runtime, m *metrics.Collector) (map[string]sandbox.Sandbox, []string) {
 	names := []string{direct.ModeName}
 	for _, s := range rt.File().Sandboxes {
 		if s.Name != direct.ModeName {
@@ -56,16 +45,23 @@ func servedModes(rt *hooks.Runtime, cfg string, m *metrics.Collector) (map[strin
 		}
 	}
 	slices.Sort(names)
-	modes := make(map[string]sandbox.Factory, len(names))
+	out := make(map[string]sandbox.Sandbox, len(names))
 	for _, name := range names {
-		sb, ok := rt.Sandbox(name)
-		if !ok {
-			continue
+		if sb, ok := rt.Sandbox(name); ok {
+			out[name] = lent{sb, m}
 		}
-		l := lent{sb, m}
-		modes[servedMode(cfg, name)] = func(context.Context, string, map[string]any) (sandbox.Sandbox, error) { return l, nil }
 	}
-	return modes, names
+	return out, names
+}
+
+// servedModes are the factories of a serve's plugin service: one per
+// lent sandbox, each lending it to whoever opens its mode.
+func servedModes(lent map[string]sandbox.Sandbox, cfg string) map[string]sandbox.Factory {
+	modes := make(map[string]sandbox.Factory, len(lent))
+	for name, sb := range lent {
+		modes[servedMode(cfg, name)] = func(context.Context, string, map[string]any) (sandbox.Sandbox, error) { return sb, nil }
+	}
+	return modes
 }
 
 // lent is a sandbox serve opened once and lends to every exec call. An

@@ -7,52 +7,22 @@ import (
 	"io/fs"
 	"net"
 	"os"
-	"path/filepath"
-	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/altairalabs/promptkit-sandbox/internal/execrelay"
+	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 )
-
-// envServeSocket names the socket exec looks for a serve on, and serve
-// listens on, when --socket is not given.
-const envServeSocket = "PROMPTKIT_SANDBOX_SOCKET"
-
-// serveSocket is the socket serve listens on and exec dials: --socket,
-// else $PROMPTKIT_SANDBOX_SOCKET, else the default. explicit is false for
-// the default only, where exec runs cold when nothing answers.
-func serveSocket(flagValue string) (path string, explicit bool) {
-	if flagValue != "" {
-		return flagValue, true
-	}
-	if v := os.Getenv(envServeSocket); v != "" {
-		return v, true
-	}
-	return defaultSocket(), false
-}
-
-// defaultSocket is $XDG_RUNTIME_DIR/promptkit-sandbox/serve.sock, the
-// per-user runtime directory, or /tmp/promptkit-sandbox-UID/serve.sock
-// where there is none. /tmp is written out, not $TMPDIR: exec, started by
-// PromptKit, and serve, started by hand or a service manager, must agree
-// without sharing an environment.
-func defaultSocket() string {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "promptkit-sandbox", "serve.sock")
-	}
-	return filepath.Join("/tmp", "promptkit-sandbox-"+strconv.Itoa(os.Getuid()), "serve.sock")
-}
 
 // dialTimeout bounds connecting to a serve: a live one accepts at once.
 const dialTimeout = 5 * time.Second
 
-// errNoServe is a socket nothing listens on: no file, or a stale one.
-var errNoServe = errors.New("no serve is listening")
-
 // dialServe connects to the serve at path and checks it runs as our user:
 // whoever owns the other end receives the call's stdin and answers for the
-// command. Nothing listening is errNoServe.
+// command. Nothing listening is execrelay.ErrNoServe.
 func dialServe(ctx context.Context, path string) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
@@ -60,7 +30,7 @@ func dialServe(ctx context.Context, path string) (net.Conn, error) {
 	c, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, fmt.Errorf("%w on %s", errNoServe, path)
+			return nil, fmt.Errorf("%w on %s", execrelay.ErrNoServe, path)
 		}
 		return nil, fmt.Errorf("connect to serve on %s: %w", path, err)
 	}
@@ -78,7 +48,7 @@ func checkPeer(c net.Conn) error {
 		return err
 	}
 	if want := os.Getuid(); uid != want {
-		return fmt.Errorf("peer runs as uid %d, not as this user (uid %d)", uid, want)
+		return &execrelay.PeerError{UID: uid, Want: want}
 	}
 	return nil
 }
@@ -94,15 +64,32 @@ func peerUID(c net.Conn) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("peer credentials: %w", err)
 	}
-	var cred *unix.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
+	uid, uidErr := 0, error(nil)
+	if err := raw.Control(func(fd uintptr) { uid, uidErr = execrelay.PeerUID(int(fd)) }); err != nil {
 		return 0, fmt.Errorf("peer credentials: %w", err)
 	}
-	if credErr != nil {
-		return 0, fmt.Errorf("peer credentials: %w", credErr)
+	if uidErr != nil {
+		return 0, fmt.Errorf("peer credentials: %w", uidErr)
 	}
-	return int(cred.Uid), nil
+	return uid, nil
+}
+
+// grpcOver is a gRPC connection whose first transport is conn, already
+// dialed and checked; should gRPC need another (it reconnects after a
+// failure), that one is dialed and checked the same way.
+func grpcOver(conn net.Conn, path string) (*grpc.ClientConn, error) {
+	var once sync.Once
+	dial := func(ctx context.Context, _ string) (net.Conn, error) {
+		var first net.Conn
+		once.Do(func() { first = conn })
+		if first != nil {
+			return first, nil
+		}
+		return dialServe(ctx, path)
+	}
+	opts := append(plugin.DialOptions(),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(dial),
+	)
+	return grpc.NewClient("passthrough:///promptkit-sandbox-serve", opts...)
 }

@@ -12,11 +12,11 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/altairalabs/promptkit-sandbox/internal/bounded"
 	"github.com/altairalabs/promptkit-sandbox/internal/direct"
+	"github.com/altairalabs/promptkit-sandbox/internal/execrelay"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
+	"github.com/altairalabs/promptkit-sandbox/shared/shell"
 )
 
 // exitInterrupted is the status of a call cancelled by SIGINT or SIGTERM,
@@ -102,10 +102,14 @@ func (e *cliEnv) spawnCold(ctx context.Context, f *spawnFlags, cfgPath string) i
 // on ours (as it comes, when sb streams: a long hook's progress shows),
 // and returns the exit code.
 func (e *cliEnv) spawnThrough(ctx context.Context, f *spawnFlags, sb sandbox.Sandbox) int {
+	return e.spawnExitCode(f.cmd, e.spawnCall(ctx, f, sb))
+}
+
+// spawnCall is spawnThrough's call, its error that of Spawn.
+func (e *cliEnv) spawnCall(ctx context.Context, f *spawnFlags, sb sandbox.Sandbox) error {
 	stdin, err := e.spawnStdin(int64(*f.maxInput))
 	if err != nil {
-		e.errorf("%s: %v", f.cmd, err)
-		return exitUsage
+		return &usageError{fmt.Errorf("%s: %w", f.cmd, err)}
 	}
 	req := sandbox.Request{
 		Command: f.argv[0],
@@ -113,6 +117,11 @@ func (e *cliEnv) spawnThrough(ctx context.Context, f *spawnFlags, sb sandbox.San
 		Env:     f.env,
 		Stdin:   stdin,
 		Timeout: *f.timeout,
+	}
+	if e.lookupEnv != nil {
+		// A bare KEY forwards the caller's KEY: resolved here, where the
+		// caller's environment is, not by the sandbox from the serve's.
+		req.Env = shell.MergeEnv(nil, f.env, e.lookupEnv)
 	}
 	// The call's deadline is set here, where it enters; the sandbox's
 	// report of a timeout is awaited sandbox.Grace past it.
@@ -127,8 +136,15 @@ func (e *cliEnv) spawnThrough(ctx context.Context, f *spawnFlags, sb sandbox.San
 	if resp.StderrTruncated {
 		e.errorf("%s: stderr was truncated at the sandbox's output limit", f.cmd)
 	}
-	return e.spawnExitCode(f.cmd, err)
+	return err
 }
+
+// usageError is a call refused for what it was given (stdin over the
+// limit): exit 2, its message as it is.
+type usageError struct{ err error }
+
+func (u *usageError) Error() string { return u.err.Error() }
+func (u *usageError) Unwrap() error { return u.err }
 
 // lockedWriter writes to w under mu.
 type lockedWriter struct {
@@ -150,7 +166,11 @@ func (e *cliEnv) spawnExitCode(cmd string, err error) int {
 		return exitOK
 	}
 	var xe *sandbox.ExitError
+	var ue *usageError
 	switch {
+	case errors.As(err, &ue):
+		e.errorf("%v", ue)
+		return exitUsage
 	case errors.As(err, &xe):
 		return xe.Code
 	case errors.Is(err, sandbox.ErrTimeout):
@@ -186,18 +206,16 @@ func describeConfig(path string) string {
 	return path
 }
 
-// isTerminal reports whether f is a terminal: a device that answers the
-// terminal ioctl, as isatty(3) asks, not any character device.
+// isTerminal reports whether f is a terminal (execrelay.IsTerminal),
+// without taking f out of non-blocking mode as Fd would.
 func isTerminal(f *os.File) bool {
 	raw, err := f.SyscallConn()
 	if err != nil {
 		return false
 	}
-	var ioctlErr error
-	if err := raw.Control(func(fd uintptr) {
-		_, ioctlErr = unix.IoctlGetTermios(int(fd), unix.TCGETS)
-	}); err != nil {
+	terminal := false
+	if err := raw.Control(func(fd uintptr) { terminal = execrelay.IsTerminal(fd) }); err != nil {
 		return false
 	}
-	return ioctlErr == nil
+	return terminal
 }

@@ -29,7 +29,7 @@ var groups = []struct {
 	{"shared", []string{"shared/..."}},
 	// Building blocks the binaries are made of; none is a product.
 	{"blocks", []string{
-		"internal/bounded", "internal/codegenimage", "internal/direct", "internal/egress", "internal/flock",
+		"internal/bounded", "internal/codegenimage", "internal/direct", "internal/egress", "internal/execrelay", "internal/flock",
 		"internal/loopback", "internal/mcpready", "internal/remoteproc", "internal/resident",
 		"internal/tether", "internal/warmpool", "hooks/wire",
 	}},
@@ -78,13 +78,15 @@ var testMayImport = map[string][]string{
 }
 
 // initFirst are the packages that take a process over from their
-// package initialiser (a cgroup keeper, sandboxd's seal), each with the
+// package initialiser (a cgroup keeper, sandboxd's seal, exec's relay
+// to a serve), each with the
 // only packages it may import: standard ones every program initialises
 // first anyway. Go initialises, of the packages whose imports are done,
 // the first by import path, so one import more (strings, fmt,
 // path/filepath) would make it wait for most of the program's
 // initialisers, which the process it takes over then runs for nothing.
 var initFirst = map[string][]string{
+	"internal/execrelay":         {"errors", "io", "os", "os/signal", "sync", "syscall", "time", "unsafe"},
 	"shared/supervisor/keeper":   {"os", "syscall", "time"},
 	"cmd/sandboxd/internal/seal": {"bytes", "errors", "io", "os", "strconv", "syscall", "unsafe"},
 }

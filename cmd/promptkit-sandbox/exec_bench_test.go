@@ -48,6 +48,20 @@ func BenchmarkExecServe(b *testing.B) {
 		startServe(b, sock, nil, "--config", cfg)
 		benchExec(b, env, nil, "--socket", sock, "--config", cfg, "--sandbox", "host")
 	})
+	// The same calls made from this process (no takeover, no process
+	// start): what the relay and the serve cost, without exec's start.
+	b.Run("direct_in_process", func(b *testing.B) {
+		sock := filepath.Join(shortTempDir(b), "s.sock")
+		startServe(b, sock, nil, "--config", cfg)
+		args := []string{"exec", "--socket", sock, "--config", cfg, "--sandbox", "host", "--"}
+		args = append(args, benchHook...)
+		for b.Loop() {
+			var out, errs bytes.Buffer
+			if code := run(args, bytes.NewReader(benchRequest), &out, &errs); code != 0 || !bytes.Equal(out.Bytes(), benchRequest) {
+				b.Fatalf("exit %d, stdout %q, stderr %q", code, out.Bytes(), errs.Bytes())
+			}
+		}
+	})
 	// A hook runs once or twice per LLM call, seconds apart: the pool
 	// has refilled by the next call. Waiting for that is not timed; back
 	// to back, each call would start its own container, as cold does.

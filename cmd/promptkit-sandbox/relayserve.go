@@ -185,6 +185,7 @@ func readRelay(c net.Conn, feed *io.PipeWriter, cancel context.CancelCauseFunc) 
 			}
 		case execrelay.FrameCancel:
 			cancel(errExecInterrupted)
+			_ = feed.CloseWithError(errExecInterrupted)
 		}
 	}
 }

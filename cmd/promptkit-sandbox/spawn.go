@@ -109,6 +109,10 @@ func (e *cliEnv) spawnThrough(ctx context.Context, f *spawnFlags, sb sandbox.San
 func (e *cliEnv) spawnCall(ctx context.Context, f *spawnFlags, sb sandbox.Sandbox) error {
 	stdin, err := e.spawnStdin(int64(*f.maxInput))
 	if err != nil {
+		if ctx.Err() != nil {
+			// Interrupted while it was still coming (a relayed exec).
+			return sandbox.ContextError(ctx, "read stdin", 0)
+		}
 		return &usageError{fmt.Errorf("%s: %w", f.cmd, err)}
 	}
 	req := sandbox.Request{

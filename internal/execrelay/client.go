@@ -72,7 +72,7 @@ func (c *Call) Run() Result {
 	defer close(done)
 	go r.passSignals(sigs, done)
 
-	_ = conn.SetDeadline(answerBy)
+	conn.until(answerBy)
 	req := c.Request.marshal()
 	hello := append(appendHeader([]byte(Magic), FrameRequest, len(req)), req...)
 	if _, err := conn.Write(hello); err != nil {
@@ -86,7 +86,7 @@ func (c *Call) Run() Result {
 	if !r.answer() {
 		return r.interrupted()
 	}
-	_ = conn.SetWriteDeadline(time.Time{})
+	conn.until(time.Time{})
 	return Result{Handled: true, Code: r.run(typ, payload)}
 }
 
@@ -110,7 +110,7 @@ func (r *relay) passSignals(sigs <-chan os.Signal, done <-chan struct{}) {
 		if answered {
 			_ = r.w.Frame(FrameCancel, nil)
 		} else {
-			_ = r.conn.SetDeadline(time.Unix(1, 0))
+			r.conn.hangUp()
 		}
 	}
 }
@@ -154,16 +154,13 @@ type relay struct {
 	signalled bool // a signal came before it
 
 	call   *Call
-	conn   *os.File
+	conn   *conn
 	w      *Writer
 	buf    []byte
 	accept *Accept
 	// lastFrame and deadline are when the serve was last heard from and
 	// when the Exit is due (zero: no due time yet).
 	lastFrame, deadline time.Time
-	// stdinSent is when exec's stdin had all gone to the serve, which
-	// enters the call's deadline once it has it all.
-	stdinSent chan time.Time
 }
 
 // run reads the serve's frames, the first of which is typ and payload,
@@ -189,8 +186,9 @@ func (r *relay) run(typ byte, payload []byte) int {
 				return r.fail("a malformed answer")
 			}
 			r.accept = &a
-			r.stdinSent = make(chan time.Time, 1)
-			go r.sendStdin()
+			if err := r.sendStdin(); errors.Is(err, os.ErrDeadlineExceeded) {
+				return r.lost(err)
+			}
 		case FrameExit:
 			code, ok := ExitCode(payload)
 			if !ok {
@@ -210,54 +208,55 @@ func (r *relay) run(typ byte, payload []byte) int {
 // next reads the serve's next frame, waiting no longer than its
 // heartbeats allow or the call's deadline.
 func (r *relay) next() (byte, []byte, error) {
-	if r.deadline.IsZero() && r.accept != nil && r.accept.AnswerBy > 0 {
-		select {
-		case at := <-r.stdinSent:
-			r.deadline = at.Add(r.accept.AnswerBy)
-		default:
-		}
-	}
 	by := time.Now().Add(StallTimeout)
 	if !r.deadline.IsZero() && r.deadline.Before(by) {
 		by = r.deadline
 	}
-	_ = r.conn.SetReadDeadline(by)
+	r.conn.readUntil(by)
 	typ, payload, buf, err := ReadFrame(r.conn, r.buf)
 	r.buf = buf
 	return typ, payload, err
 }
 
-// sendStdin passes exec's stdin on to the serve, to its end.
-func (r *relay) sendStdin() {
+// sendStdin passes exec's stdin on to the serve, to its end, before
+// anything of the serve's is read: the serve runs nothing before it has
+// all of it, and says nothing meanwhile but its heartbeats, which wait
+// in the socket. A serve that hangs up meanwhile (it refused the call)
+// has its Exit read after. The call's deadline, which the serve enters
+// once it has all of stdin, counts from its end.
+func (r *relay) sendStdin() error {
 	if r.call.Request.StdinTerminal || r.call.Stdin == nil {
-		r.endStdin(nil)
-		return
+		return r.endStdin(nil)
 	}
+	// A serve that takes none of it for StallTimeout has stopped.
+	_ = r.conn.setTimeout(syscall.SO_SNDTIMEO, StallTimeout)
 	buf := make([]byte, MaxChunk)
 	for {
 		n, err := r.call.Stdin.Read(buf)
 		if n > 0 {
 			if werr := r.w.Frame(FrameStdin, buf[:n]); werr != nil {
-				return
+				return werr
 			}
 		}
 		switch {
 		case err == io.EOF:
-			r.endStdin(nil)
-			return
+			return r.endStdin(nil)
 		case err != nil:
-			r.endStdin([]byte(err.Error()))
-			return
+			return r.endStdin([]byte(err.Error()))
 		}
 	}
 }
 
 // endStdin sends the end of exec's stdin, with the read's error if it
 // failed.
-func (r *relay) endStdin(readErr []byte) {
-	if r.w.Frame(FrameStdinEnd, readErr) == nil {
-		r.stdinSent <- time.Now()
+func (r *relay) endStdin(readErr []byte) error {
+	if err := r.w.Frame(FrameStdinEnd, readErr); err != nil {
+		return err
 	}
+	if r.accept.AnswerBy > 0 {
+		r.deadline = time.Now().Add(r.accept.AnswerBy)
+	}
+	return nil
 }
 
 // lost reports a serve that failed mid-call: past the call's deadline a

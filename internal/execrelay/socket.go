@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"syscall"
-	"time"
 	"unsafe"
 )
 
@@ -67,47 +66,6 @@ func IsTerminal(fd uintptr) bool {
 	var t syscall.Termios
 	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCGETS, uintptr(unsafe.Pointer(&t)))
 	return errno == 0
-}
-
-// dial connects to the serve at path by deadline, and checks that it
-// runs as our user. The connection is non-blocking, so its reads and
-// writes take deadlines. Nothing listening is ErrNoServe.
-func dial(path string, deadline time.Time) (*os.File, error) {
-	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.SyscallError{Syscall: "socket", Err: err}
-	}
-	sa := &syscall.SockaddrUnix{Name: path}
-	for {
-		err = syscall.Connect(fd, sa)
-		// A serve's backlog is full: it accepts again in a moment,
-		// unless it has stopped, which the deadline finds.
-		if err != syscall.EAGAIN || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	switch {
-	case err == syscall.ENOENT || err == syscall.ECONNREFUSED:
-		_ = syscall.Close(fd)
-		return nil, ErrNoServe
-	case err == syscall.EAGAIN:
-		_ = syscall.Close(fd)
-		return nil, os.ErrDeadlineExceeded
-	case err != nil:
-		_ = syscall.Close(fd)
-		return nil, &os.SyscallError{Syscall: "connect", Err: err}
-	}
-	uid, err := PeerUID(fd)
-	if err != nil {
-		_ = syscall.Close(fd)
-		return nil, err
-	}
-	if want := os.Getuid(); uid != want {
-		_ = syscall.Close(fd)
-		return nil, &PeerError{UID: uid, Want: want}
-	}
-	return os.NewFile(uintptr(fd), path), nil
 }
 
 func trimSlash(s string) string {

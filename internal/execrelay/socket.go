@@ -64,7 +64,7 @@ func PeerUID(fd int) (int, error) {
 // the terminal ioctl, as isatty(3) asks, not any character device.
 func IsTerminal(fd uintptr) bool {
 	var t syscall.Termios
-	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCGETS, uintptr(unsafe.Pointer(&t)))
+	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCGETS, uintptr(unsafe.Pointer(&t))) // #nosec G103 -- TCGETS fills t, a Termios of the size it writes
 	return errno == 0
 }
 
@@ -82,7 +82,7 @@ func itoa(n int) string {
 		return "0"
 	}
 	neg := n < 0
-	u := uint64(n)
+	u := uint64(n) // #nosec G115 -- -n of a negative int fits in 64 bits unsigned
 	if neg {
 		u = uint64(-n)
 	}

@@ -41,7 +41,7 @@ func init() {
 			Args:          args,
 			Dir:           dir,
 			Env:           os.Environ(),
-			StdinTerminal: IsTerminal(os.Stdin.Fd()),
+			StdinTerminal: IsTerminal(0),
 		},
 		Stdin:  os.Stdin,
 		Stdout: os.Stdout,

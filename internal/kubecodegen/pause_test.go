@@ -193,8 +193,16 @@ func TestSleepWhenIdleOnTheRealCluster(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if _, err := s.k.Client.CoreV1().Pods(s.ns).Get(ctx, got.Details["pod"], metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("the Pod while paused when idle: %v, want it gone", err)
+	// Listed paused once its Pod's deletion is accepted; the Pod goes
+	// when its containers have stopped, within goneTimeout.
+	for gone := time.Now().Add(goneTimeout); ; time.Sleep(200 * time.Millisecond) {
+		_, err := s.k.Client.CoreV1().Pods(s.ns).Get(ctx, got.Details["pod"], metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(gone) {
+			t.Fatalf("the Pod %s after sleeping when idle: %v, want it gone within %s", got.Details["pod"], err, goneTimeout)
+		}
 	}
 	start := time.Now()
 	again := mcptest.Connect(t, got.Endpoint, got.Token)

@@ -71,6 +71,9 @@ func main() {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		fmt.Fprintln(os.Stderr, "sandboxd: warning: cannot make the process non-dumpable:", err)
 	}
+	// Off the start's path: threads the agent's processes cannot take
+	// from it later (see spareThreads).
+	go reserveThreads(spareThreads)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	err = run(ctx, os.Args[1:], getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()

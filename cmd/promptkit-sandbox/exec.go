@@ -21,7 +21,8 @@ func (e *cliEnv) exec(args []string) int {
 	if ok, code := f.parse(e, fs, args); !ok {
 		return code
 	}
-	if _, code := e.execConfig(f); code != exitOK {
+	cfg, code := e.execConfig(f)
+	if code != exitOK {
 		return code
 	}
 	path, explicit := execrelay.Socket(*socket, os.Getenv)
@@ -45,11 +46,10 @@ func (e *cliEnv) exec(args []string) int {
 		// default socket is only a guess, and a cold call sends nothing
 		// to it.
 		log.Debug("no usable serve on the default socket: running cold", "socket", path, "reason", res.Err)
-	case res.Stalled:
+	case res.Stalled():
 		e.errorf("exec: serve on %s: did not answer within %s (stopped or overloaded?)", path, execrelay.AnswerTimeout)
 		return exitSandbox
 	case errors.Is(res.Err, execrelay.ErrNoServe):
-		cfg, _ := canonicalConfig(*f.cfgPath)
 		e.errorf("exec: %v on %s (start one with: promptkit-sandbox serve --config %s --socket %s)", res.Err, path, cfg, path)
 		return exitSandbox
 	default:
@@ -59,7 +59,7 @@ func (e *cliEnv) exec(args []string) int {
 	// After a serve that did not answer, --timeout counts from exec's
 	// start: what the wait took is not the call's again (PromptKit's own
 	// timeout is counting too).
-	if res.Stalled && *f.timeout > 0 {
+	if res.Stalled() && *f.timeout > 0 {
 		left := *f.timeout - time.Since(tried.Start)
 		if left <= 0 {
 			e.errorf("exec: timed out after %s: the wait for the serve on %s took it all", *f.timeout, path)

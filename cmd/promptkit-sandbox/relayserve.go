@@ -129,8 +129,7 @@ func (s *relayServer) exec(ctx context.Context, req execrelay.Request, out *exec
 	}
 	defer heartbeat(out)()
 
-	getenv := func(k string) string { v, _ := req.Lookup(k); return v }
-	ctx, span := s.tracer.Start(tracing.ExtractEnv(ctx, getenv), "serve.exec",
+	ctx, span := s.tracer.Start(tracing.ExtractEnv(ctx, e.getenv), "serve.exec",
 		trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithAttributes(append(tracing.CommandAttrs(f.argv[0]),
 			attribute.String("promptkit.sandbox.name", *f.name))...))

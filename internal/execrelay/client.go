@@ -39,10 +39,11 @@ type Result struct {
 	Handled bool
 	Code    int
 	Err     error
-	// Stalled says a serve was there and did not answer within
-	// AnswerTimeout.
-	Stalled bool
 }
+
+// Stalled says a serve was there and did not answer within
+// AnswerTimeout.
+func (r Result) Stalled() bool { return errors.Is(r.Err, ErrNotAnswering) }
 
 // ErrNotAnswering is a serve that did not answer within AnswerTimeout.
 var ErrNotAnswering = errors.New("did not answer")
@@ -62,7 +63,7 @@ func (c *Call) Run() Result {
 	conn, err := dial(c.Socket, answerBy)
 	if err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return Result{Err: ErrNotAnswering, Stalled: true}
+			return Result{Err: ErrNotAnswering}
 		}
 		return Result{Err: err}
 	}
@@ -133,7 +134,7 @@ func (r *relay) unanswered(err error) Result {
 	case signalled:
 		return r.interrupted()
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return Result{Err: ErrNotAnswering, Stalled: true}
+		return Result{Err: ErrNotAnswering}
 	case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return Result{Err: errHungUp}
 	}

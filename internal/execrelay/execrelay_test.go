@@ -196,7 +196,7 @@ func TestRunWithNoServe(t *testing.T) {
 	var out bytes.Buffer
 	c := &Call{Socket: filepath.Join(dir, "none.sock"), Stdin: stdin, Stdout: &out, Stderr: &out, Prog: "p", Start: time.Now()}
 	res := c.Run()
-	if res.Handled || !errors.Is(res.Err, ErrNoServe) || res.Stalled {
+	if res.Handled || !errors.Is(res.Err, ErrNoServe) || res.Stalled() {
 		t.Errorf("got %+v, want ErrNoServe, not handled", res)
 	}
 	if stdin.Len() != len("unread") || out.Len() != 0 {

@@ -16,7 +16,8 @@ import (
 // stdin fits one message. A stream that breaks fails the calls it
 // carried; the next call opens another.
 type callMux struct {
-	rpc sandboxpb.SandboxClient
+	rpc    sandboxpb.SandboxClient
+	socket *frameConn // the calls socket, until the stream on it ends
 
 	mu     sync.Mutex
 	cur    *callStream
@@ -25,9 +26,9 @@ type callMux struct {
 
 // callStream is one Calls stream and the calls in flight on it.
 type callStream struct {
-	stream sandboxpb.Sandbox_CallsClient
-	end    context.CancelFunc // ends the stream, failing its calls
-	send   sync.Mutex         // one sender at a time
+	stream callsClientStream
+	end    func()     // ends the stream, failing its calls
+	send   sync.Mutex // one sender at a time
 
 	mu     sync.Mutex
 	calls  map[uint64]*muxCall
@@ -40,10 +41,8 @@ func (m *callMux) add(limit int) (*callStream, *muxCall, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cur == nil {
-		ctx, end := context.WithCancel(context.Background())
-		stream, err := m.rpc.Calls(ctx, grpc.MaxCallRecvMsgSize(maxMessage))
+		stream, end, err := m.open()
 		if err != nil {
-			end()
 			return nil, nil, err
 		}
 		cs := &callStream{stream: stream, end: end, calls: make(map[uint64]*muxCall)}
@@ -60,6 +59,30 @@ func (m *callMux) add(limit int) (*callStream, *muxCall, error) {
 	}
 	cs.calls[c.id] = c
 	return cs, c, nil
+}
+
+// callsClientStream is the host's side of a Calls stream: the gRPC
+// stream, or the calls socket.
+type callsClientStream interface {
+	Send(*sandboxpb.CallInput) error
+	Recv() (*sandboxpb.CallOutput, error)
+}
+
+// open starts a Calls stream: on the calls socket, once; on gRPC when
+// there is none or the one stream it carries has ended (a socketpair
+// cannot be dialled again).
+func (m *callMux) open() (callsClientStream, func(), error) {
+	if fc := m.socket; fc != nil {
+		m.socket = nil
+		return socketCalls{fc}, fc.close, nil
+	}
+	ctx, end := context.WithCancel(context.Background())
+	stream, err := m.rpc.Calls(ctx, grpc.MaxCallRecvMsgSize(maxMessage))
+	if err != nil {
+		end()
+		return nil, nil, err
+	}
+	return stream, end, nil
 }
 
 // receive hands each message to its call until the stream ends, then

@@ -23,7 +23,24 @@ func (s *server) Calls(stream sandboxpb.Sandbox_CallsServer) error {
 	if s.noCalls {
 		return status.Error(codes.Unimplemented, "this plugin serves every call on a Spawn stream of its own")
 	}
-	ctx, cancel := context.WithCancel(stream.Context())
+	if err := s.serveCalls(stream.Context(), stream); err != nil {
+		return recvError(err)
+	}
+	return nil
+}
+
+// callsStream is one side of a Calls stream as the plugin serves it: the
+// gRPC stream, or the calls socket.
+type callsStream interface {
+	Send(*sandboxpb.CallOutput) error
+	Recv() (*sandboxpb.CallInput, error)
+}
+
+// serveCalls serves the calls stream brings until it ends or ctx does,
+// and returns once every call has sent its last: nil when the host ended
+// the stream, what ended it otherwise.
+func (s *server) serveCalls(ctx context.Context, stream callsStream) error {
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	mux := &callsServer{stream: stream, cancels: make(map[uint64]func()), runners: newRunners()}
 	defer mux.runners.stop()
@@ -36,7 +53,7 @@ func (s *server) Calls(stream sandboxpb.Sandbox_CallsServer) error {
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
-			return recvError(err)
+			return err
 		}
 		switch m := in.GetMsg().(type) {
 		case *sandboxpb.CallInput_Start:
@@ -100,7 +117,7 @@ func (s *server) callRequest(start *sandboxpb.SpawnStart) (req sandbox.Request, 
 // time, the cancels of the calls in flight, and the goroutines that run
 // them.
 type callsServer struct {
-	stream  sandboxpb.Sandbox_CallsServer
+	stream  callsStream
 	send    sync.Mutex
 	runners *runners
 
@@ -165,4 +182,19 @@ func (c callSender) Send(msg *sandboxpb.SpawnOutput) error {
 		out.Msg = &sandboxpb.CallOutput_Result{Result: m.Result}
 	}
 	return c.mux.sendOut(out)
+}
+
+// serveCallsSocket serves Calls on the calls socket until the host
+// closes it or the plugin shuts down (shutdown closes it, which ends its
+// calls as the gRPC server's stop ends a stream's).
+func (s *server) serveCallsSocket() {
+	err := s.serveCalls(context.Background(), socketServe{s.socket})
+	s.socket.close()
+	var broken *protocolError
+	switch {
+	case errors.As(err, &broken) || status.Code(err) == codes.InvalidArgument:
+		s.log.Warn("calls socket: the host broke the protocol; calls go over gRPC now", "error", err)
+	case err != nil:
+		s.log.Debug("calls socket closed", "error", err)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -50,10 +51,11 @@ type Client struct {
 	prov sandboxpb.ProviderClient
 	done context.Context // ends when the plugin process has exited
 
-	mu    sync.Mutex
-	name  string
-	serve bool     // the plugin serves Calls, said its last Describe
-	mux   *callMux // the Calls stream, made at the first call on it
+	mu     sync.Mutex
+	name   string
+	serve  bool     // the plugin serves Calls, said its last Describe
+	socket net.Conn // the calls socket, offered at launch, kept if the plugin serves it
+	mux    *callMux // the Calls stream, made at the first call on it
 }
 
 // newClient wraps conn; done ends when the plugin process is known to be
@@ -105,6 +107,9 @@ func (c *Client) calls() *callMux {
 	defer c.mu.Unlock()
 	if c.mux == nil {
 		c.mux = &callMux{rpc: c.rpc}
+		if c.socket != nil {
+			c.mux.socket = newFrameConn(c.socket)
+		}
 	}
 	return c.mux
 }
@@ -138,8 +143,39 @@ func (c *Client) Describe(ctx context.Context) (Description, error) {
 	}
 	c.mu.Lock()
 	c.name, c.serve = d.Name, resp.GetCalls()
+	if c.socket != nil && c.mux == nil && !(c.serve && resp.GetCallsSocket()) {
+		// A plugin that predates the socket, or serves no Calls.
+		_ = c.socket.Close()
+		c.socket = nil
+	}
 	c.mu.Unlock()
 	return d, nil
+}
+
+// OfferCallsSocket gives the client the host's end of the calls socket
+// passed to the plugin at launch (see CallsSocket). Calls go on it once
+// a Describe has said the plugin serves it; the client closes it when
+// the plugin does not, when the plugin process is gone, and on
+// CloseCallsSocket. Offer it before the first Describe.
+func (c *Client) OfferCallsSocket(s *CallsSocket) {
+	conn := s.takeHost()
+	if conn == nil {
+		return
+	}
+	c.mu.Lock()
+	c.socket = conn
+	c.mu.Unlock()
+	context.AfterFunc(c.done, func() { _ = conn.Close() })
+}
+
+// CloseCallsSocket closes the calls socket, ending the calls on it: for
+// a host stopping the plugin.
+func (c *Client) CloseCallsSocket() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.socket != nil {
+		_ = c.socket.Close()
+	}
 }
 
 // Open opens the sandbox name of the given mode in the plugin. A

@@ -226,7 +226,7 @@ func TestServerDiesMidCall(t *testing.T) {
 	}()
 	pid := waitPid(t, pidFile)
 	start := time.Now()
-	h.gs.Stop()
+	h.stopServing()
 	var err error
 	select {
 	case err = <-done:

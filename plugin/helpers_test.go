@@ -36,6 +36,15 @@ type harness struct {
 
 const testPlugin = "testplug"
 
+// stopServing stops the server as a plugin that stops serving does: the
+// gRPC server, then the calls socket (Serve's shutdown closes it).
+func (h *harness) stopServing() {
+	h.gs.Stop()
+	if h.srv != nil && h.srv.socket != nil {
+		h.srv.socket.close()
+	}
+}
+
 // testModes are the modes the default harness serves.
 func testModes() map[string]sandbox.Factory {
 	return map[string]sandbox.Factory{
@@ -62,7 +71,27 @@ func startServer(tb testing.TB, modes map[string]sandbox.Factory) *harness {
 	tb.Cleanup(func() { srv.shutdown(time.Second) })
 	h := startService(tb, srv)
 	h.srv = srv
+	attachCallsSocket(tb, h.client, srv)
 	return h
+}
+
+// attachCallsSocket joins client and srv by a calls socket, as a host
+// and the plugin it launched are joined.
+func attachCallsSocket(tb testing.TB, client *Client, srv *server) {
+	tb.Helper()
+	s, err := NewCallsSocket()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	conn, err := net.FileConn(s.child)
+	s.CloseChild()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv.socket = newFrameConn(conn)
+	go srv.serveCallsSocket()
+	client.OfferCallsSocket(s)
+	tb.Cleanup(client.CloseCallsSocket)
 }
 
 // startService serves any implementation of the service.

@@ -32,6 +32,11 @@ const (
 	// the host runs the very file it hashed). Serve closes it, so the
 	// commands a plugin runs do not inherit it.
 	EnvExecFD = "PROMPTKIT_PLUGIN_EXEC_FD"
+	// EnvCallsFD names the inherited descriptor of the plugin's end of
+	// its calls socket (see CallsSocket), on which the host sends the
+	// Calls stream's messages outside gRPC. Serve takes it at once, so
+	// the commands a plugin runs do not inherit it.
+	EnvCallsFD = "PROMPTKIT_PLUGIN_CALLS_FD"
 	// EnvDebug=1 makes Serve run without a host, for a debugger: it
 	// prints the EnvReattach value a host needs to attach to it.
 	EnvDebug = "PROMPTKIT_PLUGIN_DEBUG"

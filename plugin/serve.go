@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"os/signal"
 	"regexp"
@@ -20,6 +21,7 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
@@ -169,7 +171,21 @@ func serve(opts ServeOpts) int {
 		}
 	}
 	closeExecFD()
+	socket, socketErr := takeCallsSocket()
+	sealInheritedFDs()
 	srv := newServer(opts, log)
+	if socketErr != nil {
+		// Calls go over gRPC then, as with a host that passes none.
+		log.Warn("calls socket refused", "error", socketErr)
+	}
+	if socket != nil {
+		if opts.SpawnStreamsOnly {
+			_ = socket.Close()
+		} else {
+			srv.socket = newFrameConn(socket)
+			go srv.serveCallsSocket()
+		}
+	}
 	if debugMode(os.Getenv(EnvDebug)) {
 		return serveDebug(opts, srv, log)
 	}
@@ -264,6 +280,28 @@ func closeExecFD() {
 	}
 	if inherited.Dev == self.Dev && inherited.Ino == self.Ino {
 		_ = syscall.Close(fd)
+	}
+}
+
+// sealInheritedFDs marks every descriptor from 3 up close-on-exec, so
+// that what the host's own parent leaked to it, and it to us, reaches
+// no command a plugin runs. The ones the host passed on purpose are
+// taken or closed by then (the TLS pipe is still read after: the mark
+// does not close it here).
+func sealInheritedFDs() {
+	err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil {
+		return
+	}
+	// Linux before 5.11: one at a time.
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
 	}
 }
 

@@ -45,7 +45,8 @@ type server struct {
 	providers     *providers
 	log           hclog.Logger
 	tracer        trace.Tracer
-	noCalls       bool // ServeOpts.SpawnStreamsOnly
+	noCalls       bool       // ServeOpts.SpawnStreamsOnly
+	socket        *frameConn // the calls socket the host passed; nil: none
 
 	mu       sync.Mutex
 	open     map[string]sandbox.Sandbox
@@ -76,7 +77,7 @@ func newServer(opts ServeOpts, log hclog.Logger) *server {
 }
 
 func (s *server) Describe(context.Context, *sandboxpb.DescribeRequest) (*sandboxpb.DescribeResponse, error) {
-	resp := &sandboxpb.DescribeResponse{Name: s.name, Version: s.version, ProtocolVersion: ProtocolVersion, Calls: !s.noCalls}
+	resp := &sandboxpb.DescribeResponse{Name: s.name, Version: s.version, ProtocolVersion: ProtocolVersion, Calls: !s.noCalls, CallsSocket: s.socket != nil}
 	for _, m := range s.modeNames() {
 		_, provider := s.providers.modes[m]
 		resp.Modes = append(resp.Modes, &sandboxpb.Mode{Name: m, ConfigKeys: s.keys[m], Description: s.descriptions[m], Provider: provider})
@@ -242,6 +243,10 @@ func closeSandbox(sb sandbox.Sandbox) (err error) {
 // process alive past grace.
 func (s *server) shutdown(grace time.Duration) {
 	deadline := time.Now().Add(grace)
+	if s.socket != nil {
+		// Its calls end as a stopped gRPC server's streams do.
+		s.socket.close()
+	}
 	s.mu.Lock()
 	s.stopping = true
 	var idle chan struct{}

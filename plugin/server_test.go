@@ -144,7 +144,7 @@ func TestShutdown(t *testing.T) {
 		spawned <- err
 	}()
 	<-entered
-	h.gs.Stop() // what go-plugin's shutdown does
+	h.stopServing() // what go-plugin's shutdown does
 	if err := <-spawned; !errors.Is(err, sandbox.ErrTransport) {
 		t.Fatalf("call in flight: %v", err)
 	}

@@ -234,6 +234,10 @@ func (p *process) kill() {
 			_ = os.RemoveAll(p.sockDir)
 		}
 	}()
+	if p.rpc != nil {
+		// Its calls end now, as the connection's would.
+		p.rpc.CloseCallsSocket()
+	}
 	if p.stopped() {
 		p.log.Warn("plugin process is stopped; killing it without asking it to exit", "pid", p.pid())
 		p.forceKill()
@@ -377,9 +381,24 @@ func (i *instance) launch() (*process, error) {
 		_ = os.RemoveAll(sockDir)
 		return nil, sandbox.NewError(sandbox.KindStart, "plugin "+i.cand.Name+": pass TLS material", err)
 	}
+	// Calls go on a socketpair beside the gRPC connection (see
+	// plugin.CallsSocket); a plugin that predates it leaves it unused.
+	calls, err := plugin.NewCallsSocket()
+	if err != nil {
+		_ = os.RemoveAll(sockDir)
+		return nil, sandbox.NewError(sandbox.KindStart, "plugin "+i.cand.Name+": calls socket", err)
+	}
+	defer calls.Close() // what the client has not taken
+	calls.Attach(cmd)
 	cfg.Cmd = cmd
 	cfg.TLSConfig = tlsPair.HostConfig()
-	return i.connect(&process{client: goplugin.NewClient(cfg), sockDir: sockDir, cmd: cmd, log: i.log})
+	p, err := i.connect(&process{client: goplugin.NewClient(cfg), sockDir: sockDir, cmd: cmd, log: i.log})
+	calls.CloseChild()
+	if err != nil {
+		return nil, err
+	}
+	p.rpc.OfferCallsSocket(calls)
+	return p, nil
 }
 
 // connect completes the handshake and dispenses the sandbox client.

@@ -141,7 +141,10 @@ type DescribeResponse struct {
 	// modes are the sandbox modes served, sorted by name.
 	Modes []*Mode `protobuf:"bytes,4,rep,name=modes,proto3" json:"modes,omitempty"`
 	// calls says the plugin serves Calls.
-	Calls         bool `protobuf:"varint,5,opt,name=calls,proto3" json:"calls,omitempty"`
+	Calls bool `protobuf:"varint,5,opt,name=calls,proto3" json:"calls,omitempty"`
+	// calls_socket says the plugin serves Calls on the socket the host
+	// passed it at launch, too (see Calls).
+	CallsSocket   bool `protobuf:"varint,6,opt,name=calls_socket,json=callsSocket,proto3" json:"calls_socket,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -207,6 +210,13 @@ func (x *DescribeResponse) GetModes() []*Mode {
 func (x *DescribeResponse) GetCalls() bool {
 	if x != nil {
 		return x.Calls
+	}
+	return false
+}
+
+func (x *DescribeResponse) GetCallsSocket() bool {
+	if x != nil {
+		return x.CallsSocket
 	}
 	return false
 }
@@ -2094,13 +2104,14 @@ var File_sandbox_proto protoreflect.FileDescriptor
 const file_sandbox_proto_rawDesc = "" +
 	"\n" +
 	"\rsandbox.proto\x12\x14promptkit.sandbox.v1\"\x11\n" +
-	"\x0fDescribeRequest\"\xb3\x01\n" +
+	"\x0fDescribeRequest\"\xd6\x01\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12)\n" +
 	"\x10protocol_version\x18\x03 \x01(\x05R\x0fprotocolVersion\x120\n" +
 	"\x05modes\x18\x04 \x03(\v2\x1a.promptkit.sandbox.v1.ModeR\x05modes\x12\x14\n" +
-	"\x05calls\x18\x05 \x01(\bR\x05calls\"y\n" +
+	"\x05calls\x18\x05 \x01(\bR\x05calls\x12!\n" +
+	"\fcalls_socket\x18\x06 \x01(\bR\vcallsSocket\"y\n" +
 	"\x04Mode\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1f\n" +
 	"\vconfig_keys\x18\x02 \x03(\tR\n" +

@@ -69,6 +69,13 @@ type SandboxClient interface {
 	// then exactly one result, or a refusal in place of all of them. The
 	// calls end with the stream, as a Spawn call ends with its own. Served
 	// by plugins whose Describe says calls; a host asks others for Spawn.
+	//
+	// A plugin whose Describe says calls_socket serves the same messages on
+	// the socket the host passed it at launch (PROMPTKIT_PLUGIN_CALLS_FD),
+	// outside gRPC: each a 4-byte big-endian length, then the message (at
+	// most 4 MiB). The host's CallInputs, the plugin's CallOutputs, the
+	// same rules; closing the socket ends its calls as ending the stream
+	// does.
 	Calls(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallInput, CallOutput], error)
 }
 
@@ -177,6 +184,13 @@ type SandboxServer interface {
 	// then exactly one result, or a refusal in place of all of them. The
 	// calls end with the stream, as a Spawn call ends with its own. Served
 	// by plugins whose Describe says calls; a host asks others for Spawn.
+	//
+	// A plugin whose Describe says calls_socket serves the same messages on
+	// the socket the host passed it at launch (PROMPTKIT_PLUGIN_CALLS_FD),
+	// outside gRPC: each a 4-byte big-endian length, then the message (at
+	// most 4 MiB). The host's CallInputs, the plugin's CallOutputs, the
+	// same rules; closing the socket ends its calls as ending the stream
+	// does.
 	Calls(grpc.BidiStreamingServer[CallInput, CallOutput]) error
 	mustEmbedUnimplementedSandboxServer()
 }

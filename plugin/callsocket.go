@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/runtime/protoiface"
 
 	sandboxpb "github.com/altairalabs/promptkit-sandbox/shared/proto"
 )
@@ -27,9 +28,19 @@ import (
 // frameHeader is a frame's length prefix.
 const frameHeader = 4
 
-// keptFrameBuffer bounds the buffers a frameConn keeps between frames:
-// a call's start and result fit; a megabyte of output is not held on to.
-const keptFrameBuffer = 64 << 10
+// keptFrameBuffer bounds the send buffer a frameConn keeps between
+// frames: a chunk of output or stdin fits, so a call's output costs no
+// allocation per chunk.
+const keptFrameBuffer = ChunkSize + 64<<10
+
+// socketBuffer is what the calls socket asks the kernel to buffer each
+// way: a chunk of output (flushAt, 256 KiB) then goes in one write, not
+// in turns with the reader. The kernel caps it at net.core.wmem_max.
+const socketBuffer = 1 << 20
+
+// readBuffer sizes the reader of frames: a call's messages, but for
+// large chunks, which are read straight into their own buffer.
+const readBuffer = 64 << 10
 
 // frameConn sends and receives length-prefixed protobuf messages. Sends
 // are whole frames under a lock, so concurrent senders interleave
@@ -37,7 +48,6 @@ const keptFrameBuffer = 64 << 10
 type frameConn struct {
 	conn net.Conn
 	r    *bufio.Reader
-	rbuf []byte
 
 	wmu  sync.Mutex
 	wbuf []byte
@@ -46,7 +56,12 @@ type frameConn struct {
 }
 
 func newFrameConn(conn net.Conn) *frameConn {
-	return &frameConn{conn: conn, r: bufio.NewReaderSize(conn, keptFrameBuffer)}
+	if uc, ok := conn.(*net.UnixConn); ok {
+		// Best effort: a smaller buffer only costs the large chunks time.
+		_ = uc.SetWriteBuffer(socketBuffer)
+		_ = uc.SetReadBuffer(socketBuffer)
+	}
+	return &frameConn{conn: conn, r: bufio.NewReaderSize(conn, readBuffer)}
 }
 
 // protocolError is a frame the peer should not have sent: the
@@ -91,19 +106,15 @@ func (f *frameConn) receive(m proto.Message) error {
 	if n > maxMessage {
 		return &protocolError{errFrameTooLarge}
 	}
-	buf := f.rbuf
-	if int(n) > cap(buf) {
-		buf = make([]byte, n)
-		if n <= keptFrameBuffer {
-			f.rbuf = buf
-		}
-	}
-	buf = buf[:n]
+	// A buffer of its own per frame, which the message's bytes fields
+	// alias instead of copying: a chunk of output is copied once, from
+	// the socket, not twice.
+	buf := make([]byte, n)
 	if _, err := io.ReadFull(f.r, buf); err != nil {
 		return noEOF(err)
 	}
-	// Unmarshal copies bytes fields: buf can be read into again.
-	if err := proto.Unmarshal(buf, m); err != nil {
+	in := protoiface.UnmarshalInput{Message: m.ProtoReflect(), Buf: buf, Flags: protoiface.UnmarshalAliasBuffer}
+	if _, err := (proto.UnmarshalOptions{}).UnmarshalState(in); err != nil {
 		return &protocolError{fmt.Errorf("decode: %w", err)}
 	}
 	return nil

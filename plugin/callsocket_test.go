@@ -84,15 +84,7 @@ func waitInFlight(t *testing.T, srv *server) {
 func TestCallsSocketUnannouncedIsClosed(t *testing.T) {
 	checkGoroutines(t)
 	h, cs := startCounting(t, ServeOpts{}, false)
-	s, err := NewCallsSocket()
-	if err != nil {
-		t.Fatal(err)
-	}
-	plugEnd, err := net.FileConn(s.child)
-	s.CloseChild()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, plugEnd := newCallsSocket(t)
 	defer plugEnd.Close()
 	h.client.OfferCallsSocket(s)
 	rs := h.open(t, "old", "direct", nil)
@@ -147,15 +139,7 @@ func TestFrameConn(t *testing.T) {
 
 func socketPair(t *testing.T) (net.Conn, net.Conn) {
 	t.Helper()
-	s, err := NewCallsSocket()
-	if err != nil {
-		t.Fatal(err)
-	}
-	child, err := net.FileConn(s.child)
-	s.CloseChild()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, child := newCallsSocket(t)
 	host := s.takeHost()
 	t.Cleanup(func() { _ = host.Close(); _ = child.Close() })
 	return host, child

@@ -75,9 +75,9 @@ func startServer(tb testing.TB, modes map[string]sandbox.Factory) *harness {
 	return h
 }
 
-// attachCallsSocket joins client and srv by a calls socket, as a host
-// and the plugin it launched are joined.
-func attachCallsSocket(tb testing.TB, client *Client, srv *server) {
+// newCallsSocket makes a calls socket and returns the plugin's end as a
+// connection, as the plugin takes it.
+func newCallsSocket(tb testing.TB) (*CallsSocket, net.Conn) {
 	tb.Helper()
 	s, err := NewCallsSocket()
 	if err != nil {
@@ -88,6 +88,14 @@ func attachCallsSocket(tb testing.TB, client *Client, srv *server) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return s, conn
+}
+
+// attachCallsSocket joins client and srv by a calls socket, as a host
+// and the plugin it launched are joined.
+func attachCallsSocket(tb testing.TB, client *Client, srv *server) {
+	tb.Helper()
+	s, conn := newCallsSocket(tb)
 	srv.socket = newFrameConn(conn)
 	go srv.serveCallsSocket()
 	client.OfferCallsSocket(s)

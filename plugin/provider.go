@@ -29,7 +29,8 @@ type Provider interface {
 	// what the provider keeps for the workspace's next sandbox.
 	Release(ctx context.Context, id string, opts ReleaseOptions) error
 	// List returns the sandboxes provisioned and not yet released;
-	// opts.Usage asks for what each uses now in its details.
+	// opts.Usage asks for what each uses now in its details. With an
+	// error, what it returns is what it could list.
 	List(ctx context.Context, opts ListOptions) ([]Provisioned, error)
 }
 

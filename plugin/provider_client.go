@@ -114,6 +114,7 @@ func (c *Client) List(ctx context.Context, opts ListOptions) (Listing, error) {
 	for _, v := range resp.GetVolumes() {
 		out.Volumes = append(out.Volumes, volumeFromProto(v))
 	}
+	out.Warnings = resp.GetWarnings()
 	return out, nil
 }
 

@@ -156,14 +156,18 @@ func releaseStatus(err error) error {
 func (ps *providerServer) List(ctx context.Context, req *sandboxpb.ListRequest) (*sandboxpb.ListResponse, error) {
 	resp := &sandboxpb.ListResponse{}
 	var errs []error
+	answered := false // some provider listed something without an error
 	// Several providers may see the same volumes (serve's providers,
 	// one per entry, all ask one host): each is listed once.
 	seen := map[string]bool{}
 	for _, pr := range ps.srv.providers.distinct() {
+		// What a provider lists comes with its error too: what it
+		// could list (one cluster of two, say).
 		list, err := pr.List(ctx, ListOptions{Usage: req.GetUsage()})
 		if err != nil {
 			errs = append(errs, err)
-			continue
+		} else {
+			answered = true
 		}
 		for _, p := range list {
 			resp.Sandboxes = append(resp.Sandboxes, toProto(p, false))
@@ -175,7 +179,6 @@ func (ps *providerServer) List(ctx context.Context, req *sandboxpb.ListRequest) 
 		vols, err := vk.Volumes(ctx)
 		if err != nil {
 			errs = append(errs, err)
-			continue
 		}
 		for _, v := range vols {
 			if key := v.Mode + "\x00" + v.Name; !seen[key] {
@@ -184,8 +187,13 @@ func (ps *providerServer) List(ctx context.Context, req *sandboxpb.ListRequest) 
 			}
 		}
 	}
-	if len(errs) > 0 {
+	if len(errs) > 0 && !answered && len(resp.Sandboxes) == 0 && len(resp.Volumes) == 0 {
+		// Nothing could be listed: the error, as a host that predates
+		// warnings expects it.
 		return nil, releaseStatus(errors.Join(errs...))
+	}
+	for _, err := range errs {
+		resp.Warnings = append(resp.Warnings, listWarnings(err)...)
 	}
 	return resp, nil
 }

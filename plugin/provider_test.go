@@ -226,3 +226,55 @@ func TestServeOptsProviders(t *testing.T) {
 		}
 	}
 }
+
+// brokenProvider lists what it holds with an error, as a provider
+// whose cluster answered in part.
+type brokenProvider struct {
+	fakeProvider
+	partial []Provisioned
+	err     error
+}
+
+func (b *brokenProvider) List(context.Context, ListOptions) ([]Provisioned, error) {
+	return b.partial, b.err
+}
+
+// A provider that cannot list hides none of the others' sandboxes: what
+// was listed comes with a warning each for what was not. A plugin that
+// can list nothing at all fails the List, as it did before warnings.
+func TestListIsPartialNotFailed(t *testing.T) {
+	fp := &fakeProvider{held: map[string]Provisioned{}}
+	broken := &brokenProvider{
+		partial: []Provisioned{{ID: "half", Name: "b", Mode: "b_codegen"}},
+		err:     errors.Join(errors.New("namespace x of https://10.0.0.1: connection refused"), errors.New("namespace y: forbidden")),
+	}
+	client, _ := localClient(t, ServeOpts{
+		Name: "prov", Version: "1.0.0",
+		Providers: map[string]Provider{"a_codegen": fp, "b_codegen": broken},
+	})
+	ctx := context.Background()
+	p, err := client.Provision(ctx, ProvisionSpec{Name: "a", Mode: "a_codegen", Config: map[string]any{"image": "x"}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := client.List(ctx, ListOptions{})
+	if err != nil {
+		t.Fatalf("List: %v, want the listing with warnings", err)
+	}
+	ids := map[string]bool{}
+	for _, s := range l.Sandboxes {
+		ids[s.ID] = true
+	}
+	want := []string{"namespace x of https://10.0.0.1: connection refused", "namespace y: forbidden"}
+	if len(ids) != 2 || !ids[p.ID] || !ids["half"] || !slices.Equal(l.Warnings, want) {
+		t.Errorf("List: sandboxes %v, warnings %q; want %s and half, warnings %q", ids, l.Warnings, p.ID, want)
+	}
+
+	alone, _ := localClient(t, ServeOpts{
+		Name: "prov", Version: "1.0.0",
+		Providers: map[string]Provider{"b_codegen": &brokenProvider{err: errors.New("cluster unreachable")}},
+	})
+	if l, err := alone.List(ctx, ListOptions{}); err == nil || !strings.Contains(err.Error(), "cluster unreachable") {
+		t.Errorf("List of a plugin that listed nothing: %+v, %v; want its error", l, err)
+	}
+}

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	sandboxpb "github.com/altairalabs/promptkit-sandbox/shared/proto"
@@ -16,7 +17,8 @@ import (
 // ErrNoWorkspaceVolumes.
 type VolumeKeeper interface {
 	// Volumes lists the workspace volumes the provider keeps, attached
-	// or not.
+	// or not. With an error, what it returns is what it could list
+	// (the volumes of the namespaces it reached, say).
 	Volumes(ctx context.Context) ([]WorkspaceVolume, error)
 }
 
@@ -35,6 +37,34 @@ type WorkspaceVolume struct {
 type Listing struct {
 	Sandboxes []Provisioned     `json:"sandboxes"`
 	Volumes   []WorkspaceVolume `json:"volumes"`
+	// Warnings say what could not be listed; the rest is.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// ListWarnings is the error of a listing that is partial: what could not
+// be listed, one warning each. A caller that can show part of a listing
+// shows what came with it and the warnings.
+type ListWarnings []string
+
+func (w ListWarnings) Error() string { return strings.Join(w, "; ") }
+
+// listWarnings is the warnings err holds: a ListWarnings' own, one per
+// error joined in it, or its message; none for nil.
+func listWarnings(err error) []string {
+	if err == nil {
+		return nil
+	}
+	if w, ok := err.(ListWarnings); ok {
+		return w
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []string
+		for _, e := range joined.Unwrap() {
+			out = append(out, listWarnings(e)...)
+		}
+		return out
+	}
+	return []string{err.Error()}
 }
 
 // ErrNoWorkspaceVolumes is a Provision asking for a workspace volume of

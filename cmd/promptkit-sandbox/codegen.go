@@ -306,7 +306,7 @@ func (e *cliEnv) serveClient(ctx context.Context, cmd, socket string) (*plugin.C
 	return plugin.NewClient(cc), func() { _ = cc.Close() }, path, exitOK
 }
 
-func (e *cliEnv) codegenList(args []string) int {
+func (e *cliEnv) codegenList(args []string) (code int) {
 	var common commonFlags
 	fs := newFlagSet("codegen ls", e.stderr, &common)
 	socket := fs.String("socket", "", "the serve to ask (default: $"+execrelay.EnvSocket+", else "+execrelay.DefaultSocket(os.Getenv)+")")
@@ -334,6 +334,16 @@ func (e *cliEnv) codegenList(args []string) int {
 		e.errorf("codegen ls: serve on %s: %v", path, err)
 		return exitSandbox
 	}
+	// A partial listing is printed, then said to be partial: what could
+	// not be listed, and a status that is not success.
+	defer func() {
+		for _, w := range list.Warnings {
+			e.errorf("codegen ls: not listed: %s", w)
+		}
+		if len(list.Warnings) > 0 && code == exitOK {
+			code = exitSandbox
+		}
+	}()
 	switch {
 	case *asJSON && *volumes:
 		printJSON(e.stdout, list.Volumes)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -230,6 +231,23 @@ func (b *box) Purge(ctx context.Context) error {
 // server's namespace, as a configuration names it.
 type place struct{ kubeconfig, context, namespace string }
 
+// String says where the place is, for an error: the configuration it
+// is reached through, as written.
+func (pl place) String() string {
+	kubeconfig := pl.kubeconfig
+	if kubeconfig == "" {
+		kubeconfig = "the default kubeconfig"
+	}
+	s := "through " + kubeconfig
+	if pl.context != "" {
+		s += ", context " + pl.context
+	}
+	if pl.namespace != "" {
+		s += ", namespace " + pl.namespace
+	}
+	return s
+}
+
 // remember adds the place of a configuration the provider was given.
 func (p *Provider) remember(set settings) {
 	p.mu.Lock()
@@ -242,7 +260,8 @@ func (p *Provider) remember(set settings) {
 
 // Volumes makes the provider a plugin.VolumeKeeper: the workspace
 // volumes in the namespaces of the configurations it was given (checked
-// or provisioned), each with the sandbox whose live Lease names it.
+// or provisioned), each with the sandbox whose live Lease names it. A
+// namespace it cannot list is an error beside the others' volumes.
 func (p *Provider) Volumes(ctx context.Context) ([]plugin.WorkspaceVolume, error) {
 	p.mu.Lock()
 	places := make([]place, 0, len(p.places))
@@ -250,28 +269,45 @@ func (p *Provider) Volumes(ctx context.Context) ([]plugin.WorkspaceVolume, error
 		places = append(places, pl)
 	}
 	p.mu.Unlock()
+	// Side by side: a cluster that does not answer costs the others no
+	// time, and hides none of their volumes.
+	type listed struct {
+		vols []plugin.WorkspaceVolume
+		err  error
+	}
+	results := make([]listed, len(places))
+	var wg sync.WaitGroup
+	for i, pl := range places {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i].vols, results[i].err = volumesAt(ctx, pl)
+		}()
+	}
+	wg.Wait()
 	var out []plugin.WorkspaceVolume
+	var errs []error
 	seen := map[string]bool{}
-	for _, pl := range places {
-		vols, err := volumesAt(ctx, pl)
-		if err != nil {
-			return nil, err
+	for _, r := range results {
+		if r.err != nil {
+			errs = append(errs, r.err)
+			continue
 		}
-		for _, v := range vols {
+		for _, v := range r.vols {
 			if key := v.Details["server"] + "\x00" + v.Details["namespace"] + "\x00" + v.Name; !seen[key] {
 				seen[key] = true
 				out = append(out, v)
 			}
 		}
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }
 
 // volumesAt lists the workspace volumes of one place.
 func volumesAt(ctx context.Context, pl place) ([]plugin.WorkspaceVolume, error) {
 	rc, ns, err := kubebox.ClientConfig(pl.kubeconfig, pl.context)
 	if err != nil {
-		return nil, fmt.Errorf("%s: list workspace volumes: %w", Mode, err)
+		return nil, fmt.Errorf("%s: list workspace volumes %s: %w", Mode, pl, err)
 	}
 	if pl.namespace != "" {
 		ns = pl.namespace

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -144,6 +145,19 @@ func TestWorkspaceVolumeOnTheRealCluster(t *testing.T) {
 	}
 	if id, found := volumeOn(t, p, "kept"); !found || id != "" {
 		t.Errorf("Volumes after Release: kept attached to %q (listed %v), want listed and unattached", id, found)
+	}
+	// A place out of reach (its kubeconfig gone) hides none of the
+	// reachable one's volumes: they come with the error.
+	gone := place{kubeconfig: filepath.Join(t.TempDir(), "gone.yaml"), namespace: "elsewhere"}
+	p.mu.Lock()
+	p.places[gone] = true
+	p.mu.Unlock()
+	vols, err := p.Volumes(ctx)
+	p.mu.Lock()
+	delete(p.places, gone)
+	p.mu.Unlock()
+	if err == nil || !strings.Contains(err.Error(), gone.kubeconfig) || !slices.ContainsFunc(vols, func(v plugin.WorkspaceVolume) bool { return v.Name == "kept" }) {
+		t.Errorf("Volumes with a place out of reach: %+v, %v; want kept listed and an error naming %s", vols, err, gone.kubeconfig)
 	}
 	second, err := p.Provision(ctx, spec)
 	if err != nil {

@@ -201,6 +201,9 @@ func (h *Host) List(ctx context.Context, opts plugin.ListOptions) ([]plugin.Prov
 			continue
 		}
 		out = append(out, l.Sandboxes...)
+		if len(l.Warnings) > 0 {
+			errs = append(errs, plugin.ListWarnings(l.Warnings))
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
 	return out, errors.Join(errs...)
@@ -208,7 +211,9 @@ func (h *Host) List(ctx context.Context, opts plugin.ListOptions) ([]plugin.Prov
 
 // Volumes returns the workspace volumes kept by the provider of the
 // sandbox s declares, attached or not, starting its plugin if it is not
-// running: volumes outlive the plugin processes that made them.
+// running: volumes outlive the plugin processes that made them. What the
+// plugin could not list comes back as plugin.ListWarnings, with the
+// rest.
 func (h *Host) Volumes(ctx context.Context, s config.Sandbox) ([]plugin.WorkspaceVolume, error) {
 	srv, err := h.resolve(ctx, s.Mode, s.Plugin, s.Version)
 	if err != nil {
@@ -227,6 +232,9 @@ func (h *Host) Volumes(ctx context.Context, s config.Sandbox) ([]plugin.Workspac
 		if v.Mode == s.Mode {
 			out = append(out, v)
 		}
+	}
+	if len(l.Warnings) > 0 {
+		return out, plugin.ListWarnings(l.Warnings)
 	}
 	return out, nil
 }

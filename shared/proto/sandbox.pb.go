@@ -1970,7 +1970,11 @@ type ListResponse struct {
 	Sandboxes []*Provisioned         `protobuf:"bytes,1,rep,name=sandboxes,proto3" json:"sandboxes,omitempty"`
 	// volumes are the workspace volumes the provider keeps, attached or
 	// not.
-	Volumes       []*WorkspaceVolume `protobuf:"bytes,2,rep,name=volumes,proto3" json:"volumes,omitempty"`
+	Volumes []*WorkspaceVolume `protobuf:"bytes,2,rep,name=volumes,proto3" json:"volumes,omitempty"`
+	// warnings say what could not be listed (a provider, a namespace it
+	// could not reach); everything else is listed. A List that could list
+	// nothing at all fails instead.
+	Warnings      []string `protobuf:"bytes,3,rep,name=warnings,proto3" json:"warnings,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2015,6 +2019,13 @@ func (x *ListResponse) GetSandboxes() []*Provisioned {
 func (x *ListResponse) GetVolumes() []*WorkspaceVolume {
 	if x != nil {
 		return x.Volumes
+	}
+	return nil
+}
+
+func (x *ListResponse) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
 	}
 	return nil
 }
@@ -2229,10 +2240,11 @@ const file_sandbox_proto_rawDesc = "" +
 	"\fForkResponse\x12?\n" +
 	"\tsandboxes\x18\x01 \x03(\v2!.promptkit.sandbox.v1.ProvisionedR\tsandboxes\"#\n" +
 	"\vListRequest\x12\x14\n" +
-	"\x05usage\x18\x01 \x01(\bR\x05usage\"\x90\x01\n" +
+	"\x05usage\x18\x01 \x01(\bR\x05usage\"\xac\x01\n" +
 	"\fListResponse\x12?\n" +
 	"\tsandboxes\x18\x01 \x03(\v2!.promptkit.sandbox.v1.ProvisionedR\tsandboxes\x12?\n" +
-	"\avolumes\x18\x02 \x03(\v2%.promptkit.sandbox.v1.WorkspaceVolumeR\avolumes\"\x8b\x02\n" +
+	"\avolumes\x18\x02 \x03(\v2%.promptkit.sandbox.v1.WorkspaceVolumeR\avolumes\x12\x1a\n" +
+	"\bwarnings\x18\x03 \x03(\tR\bwarnings\"\x8b\x02\n" +
 	"\x0fWorkspaceVolume\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x18\n" +

@@ -2,9 +2,11 @@ package host
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/altairalabs/promptkit-sandbox/config"
+	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -23,6 +25,16 @@ func TestHookInheritsOnlyStdio(t *testing.T) {
 		resp, err := sb.Spawn(context.Background(), sandbox.Request{Command: "ls", Args: []string{"/proc/self/fd"}, Stdin: stdin})
 		if err != nil || string(resp.Stdout) != "0\n1\n2\n3\n" {
 			t.Errorf("with %d bytes of stdin, the hook's descriptors: %q, %v; want 0, 1, 2 and ls's own 3", len(stdin), resp.Stdout, err)
+		}
+	}
+	// Nor does it see the variables that named them.
+	resp, err := sb.Spawn(context.Background(), sandbox.Request{Command: "env"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{plugin.EnvCallsFD, plugin.EnvTLSFD, plugin.EnvExecFD} {
+		if strings.Contains(string(resp.Stdout), v+"=") {
+			t.Errorf("the hook's environment holds %s", v)
 		}
 	}
 }

@@ -44,10 +44,6 @@ var (
 // and a generated token has 64.
 const minRemoteToken = 32
 
-// otlpHeaderEnv are the variables that give the OTLP exporter its
-// headers, treated as --secret-env.
-var otlpHeaderEnv = []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"}
-
 // version is set at build time: -ldflags "-X main.version=1.2.3".
 var version = "dev"
 
@@ -276,7 +272,7 @@ func (o options) config(getenv func(string) string) (server.Config, bool, error)
 	}
 	// The OTLP exporter's headers often hold a collector's API key: the
 	// agent's shells do not get them, and results never show them.
-	for _, name := range otlpHeaderEnv {
+	for _, name := range seal.OTLPHeaderEnv {
 		if v := getenv(name); v != "" {
 			secrets[name] = v
 		}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -78,6 +80,15 @@ func TestTracingFromEnvironment(t *testing.T) {
 	cs := s.connect(t)
 	if out := callTool(t, cs, "Bash", map[string]any{"command": "echo \"[$OTEL_EXPORTER_OTLP_HEADERS]\""}); out != "[]\n" {
 		t.Errorf("the shell sees the exporter's headers: %q", out)
+	}
+	// Nor are they left in sandboxd's /proc/PID/environ: sealed as a
+	// --secret-env value is.
+	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", s.cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(environ), "collector-key-0123456789") {
+		t.Error("sandboxd's /proc/PID/environ holds the exporter's headers")
 	}
 	callTool(t, cs, "Glob", map[string]any{"pattern": "*"})
 	cs.Close()

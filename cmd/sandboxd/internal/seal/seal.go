@@ -50,6 +50,11 @@ const maxSealed = 1 << 20
 // envToken is where the second start finds the token, whatever gave it.
 const envToken = "SANDBOXD_TOKEN"
 
+// OTLPHeaderEnv are the variables that give the OTLP exporter its
+// headers, which often hold a collector's API key: sealed as a
+// --secret-env value is, whether or not --secret-env names them.
+var OTLPHeaderEnv = []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"}
+
 // Flags are sandboxd's flags, each with whether it takes no value (the
 // flag package's own -h and -help included): flag walking (secretsOf,
 // WithoutTokenFlags) needs them to tell a flag's value from the next
@@ -165,7 +170,7 @@ func sealSecrets(args, environ []string, getenv func(string) string) error {
 		entries = append(entries, envToken+"="+g.token)
 	}
 	drop := map[string]bool{envToken: true, "SANDBOXD_TOKEN_FILE": true}
-	for _, name := range g.secretEnv {
+	for _, name := range append(g.secretEnv, OTLPHeaderEnv...) {
 		if v := getenv(name); v != "" {
 			entries = append(entries, name+"="+v)
 		}

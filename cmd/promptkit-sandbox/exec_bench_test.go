@@ -8,11 +8,15 @@ import (
 	"testing"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/dockertest"
+	"github.com/altairalabs/promptkit-sandbox/internal/plugintest"
 )
 
 // The per-call cost of exec as a hook command, run as PromptKit runs it:
 // a process with the request on its stdin. BenchmarkExecBaseline runs the
-// hook itself, so the others read as ratios to it.
+// hook itself, so the others read as ratios to it. BenchmarkExecFloor
+// runs it from the smallest Go program that stands in between: exec
+// through a serve is such a program, and the serve's own spawn of the
+// hook, so the floor is what it can come down to.
 //
 //	go test -run '^$' -bench 'BenchmarkExec' -count 5 ./cmd/promptkit-sandbox/
 
@@ -24,6 +28,14 @@ var benchRequest = []byte(`{"hook":"provider","phase":"before_call","request":{"
 func BenchmarkExecBaseline(b *testing.B) {
 	for b.Loop() {
 		runBench(b, exec.Command(benchHook[0], benchHook[1:]...))
+	}
+}
+
+func BenchmarkExecFloor(b *testing.B) {
+	bin := filepath.Join(shortTempDir(b), "spawnfloor")
+	plugintest.GoBuild(b, bin, "./testdata/spawnfloor", "")
+	for b.Loop() {
+		runBench(b, exec.Command(bin, benchHook...))
 	}
 }
 

@@ -12,7 +12,11 @@ import (
 
 // WriteFile replaces the file at path with data atomically: it writes a
 // temporary file beside it, syncs it, and renames it over the old one, so
-// a reader sees the old content or the new, never a part. An existing
+// a reader sees the old content or the new, never a part, and so does a
+// host that lost power. The directory is not synced: after such a crash
+// the path may hold the old content (the rename reaches the disk with
+// the file system's next commit), which is worth less to an agent than
+// the journal commit each write would otherwise wait for. An existing
 // file keeps its permission bits; a new one gets perm. Missing parent
 // directories are created. A symlink at path is followed (inside the
 // root) and its target replaced.
@@ -69,11 +73,6 @@ func (w *Workspace) WriteFile(path string, data []byte, perm fs.FileMode) error 
 		return w.wrap(path, fmt.Errorf("write %q: %w", path, err))
 	}
 	ok = true
-	// The rename is durable once the directory is synced.
-	if d, err := w.root.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
 	return nil
 }
 

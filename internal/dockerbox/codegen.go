@@ -271,7 +271,7 @@ func (p *CodegenProvider) start(ctx context.Context, name string, set codegenSet
 		if err := p.startEgress(b, name, set.egress); err != nil {
 			return nil, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
 		}
-		details["egress"] = egressHosts(set.egress)
+		details["egress"] = egress.Describe(set.egress)
 	}
 	if set.seed != "" {
 		if err := copyWorkspace(ctx, cli, set.image, set.uid, set.gid, set.seed, workspace); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/bounded"
+	"github.com/altairalabs/promptkit-sandbox/internal/egress"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
 
@@ -119,7 +120,7 @@ func (s codegenSpec) config() (*container.Config, *container.HostConfig) {
 		},
 	}
 	if s.set.egress != nil {
-		cfg.Cmd = append(cfg.Cmd, s.hard.egressArgs(injects(s.set.egress))...)
+		cfg.Cmd = append(cfg.Cmd, s.hard.egressArgs(egress.Injects(s.set.egress))...)
 	}
 	if s.cache != nil {
 		host.Binds = append(host.Binds, s.cache.bind())

@@ -1,16 +1,12 @@
 package dockerbox
 
 import (
-	"bytes"
 	"context"
 	"crypto/x509"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
-	"sync"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/egress"
 )
@@ -33,17 +29,6 @@ var (
 	egressDial  func(ctx context.Context, network, addr string) (net.Conn, error)
 	egressRoots *x509.CertPool
 )
-
-// systemBundles are where Linux distributions keep the public roots, as
-// Go's crypto/x509 looks for them.
-var systemBundles = []string{
-	"/etc/ssl/certs/ca-certificates.crt",
-	"/etc/pki/tls/certs/ca-bundle.crt",
-	"/etc/ssl/ca-bundle.pem",
-	"/etc/pki/tls/cacert.pem",
-	"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
-	"/etc/ssl/cert.pem",
-}
 
 // startEgress starts b's egress proxy on its socket. When a rule adds a
 // credential (injects), the proxy answers for that host itself, with a
@@ -72,46 +57,12 @@ func (p *CodegenProvider) startEgress(b *codegenBox, name string, rules []egress
 	}
 	b.egress = px
 	go func() { _ = px.Serve(ln) }()
-	if !injects(rules) {
+	if !egress.Injects(rules) {
 		return nil
 	}
-	bundle := append(slices.Clip(systemRoots()), px.CACertPEM()...)
 	// #nosec G306 -- certificates, public by nature; the sandbox's user reads them
-	if err := os.WriteFile(filepath.Join(b.dir.run, egressCAName), bundle, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(b.dir.run, egressCAName), px.TrustBundle(), 0o644); err != nil {
 		return fmt.Errorf("egress proxy: write the CA bundle: %w", err)
-	}
-	return nil
-}
-
-// injects reports whether a rule adds a credential.
-func injects(rules []egress.Rule) bool {
-	for _, r := range rules {
-		if r.Secret != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// systemRoots is the first public roots bundle found, newline-ended;
-// none when the host has none, and then a sandbox trusts only hosts its
-// proxy answers for. Read once: every provision with a credential rule
-// writes it out again.
-var systemRoots = sync.OnceValue(readSystemRoots)
-
-func readSystemRoots() []byte {
-	paths := systemBundles
-	if f := os.Getenv("SSL_CERT_FILE"); f != "" {
-		paths = append([]string{f}, paths...)
-	}
-	for _, path := range paths {
-		b, err := os.ReadFile(path) // #nosec G304 G703 -- a well-known roots bundle, or the one SSL_CERT_FILE names
-		if err == nil && bytes.Contains(b, []byte("BEGIN CERTIFICATE")) {
-			if !bytes.HasSuffix(b, []byte("\n")) {
-				b = append(b, '\n')
-			}
-			return b
-		}
 	}
 	return nil
 }
@@ -123,16 +74,4 @@ func (h Hardening) egressArgs(caBundle bool) []string {
 		args = append(args, "--egress-ca", h.SocketDir+"/"+egressCAName)
 	}
 	return args
-}
-
-// egressHosts lists the rules' hosts, for the provision's details.
-func egressHosts(rules []egress.Rule) string {
-	hosts := make([]string, len(rules))
-	for i, r := range rules {
-		hosts[i] = r.String()
-		if r.Secret != "" {
-			hosts[i] += " (+" + r.Header + ")"
-		}
-	}
-	return strings.Join(hosts, ", ")
 }

@@ -155,9 +155,9 @@ func (p *Proxy) dialContext(ctx context.Context, network, addr string) (net.Conn
 // sandbox trusts it so that intercepted hosts' certificates verify.
 func (p *Proxy) CACertPEM() []byte { return append([]byte(nil), p.ca.certPEM...) }
 
-// Serve answers proxy requests on l until Close; it returns nil after
-// Close, or the listener's error. Serve may be called on several
-// listeners.
+// Serve answers proxy requests on l until Close or until l fails; it
+// returns nil after Close, or the listener's error. Serve may be called
+// on several listeners, one after another or at once.
 func (p *Proxy) Serve(l net.Listener) error {
 	srv := p.newServer(p)
 	p.mu.Lock()
@@ -169,6 +169,15 @@ func (p *Proxy) Serve(l net.Listener) error {
 	p.servers[srv] = true
 	p.mu.Unlock()
 	err := srv.Serve(newLimitListener(l, p.maxConns))
+	// A listener that failed on its own (a tunnel's session, which its
+	// provider dials again) ends its server's connections with it and
+	// leaves nothing behind for Close.
+	if !errors.Is(err, http.ErrServerClosed) {
+		_ = srv.Close()
+	}
+	p.mu.Lock()
+	delete(p.servers, srv)
+	p.mu.Unlock()
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}

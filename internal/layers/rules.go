@@ -29,7 +29,7 @@ var groups = []struct {
 	{"shared", []string{"shared/..."}},
 	// Building blocks the binaries are made of; none is a product.
 	{"blocks", []string{
-		"internal/bounded", "internal/codegenimage", "internal/direct", "internal/egress", "internal/execrelay", "internal/flock",
+		"internal/bounded", "internal/codegenimage", "internal/direct", "internal/egress", "internal/egresstunnel", "internal/execrelay", "internal/flock",
 		"internal/loopback", "internal/mcpready", "internal/remoteproc", "internal/resident",
 		"internal/tether", "internal/warmpool", "hooks/wire",
 	}},
@@ -58,10 +58,10 @@ var mayImport = map[string][]string{
 	// the hook runtime or the host that loads it.
 	"backends": {"shared", "blocks", "plugin", "backends"},
 	"codegen":  {"shared", "config", "plugin", "host"},
-	// sandboxd shares the contract, the image layout and the loopback
-	// forwarder (its egress relay) with the plugins, and nothing else of
-	// theirs.
-	"sandboxd": {"shared", "internal/codegenimage", "internal/loopback", "sandboxd"},
+	// sandboxd shares the contract, the image layout, the loopback
+	// forwarder (its egress relay) and the egress tunnel (the relay's way
+	// out on Kubernetes) with the plugins, and nothing else of theirs.
+	"sandboxd": {"shared", "internal/codegenimage", "internal/loopback", "internal/egresstunnel", "sandboxd"},
 	"commands": {"shared", "blocks", "config", "plugin", "hooks", "host", "backends", "codegen"},
 }
 

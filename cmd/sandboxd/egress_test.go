@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,8 +13,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/ci"
+	"github.com/altairalabs/promptkit-sandbox/internal/egresstunnel"
 )
 
 // fakeProxy answers every request on a unix socket, as the provider's
@@ -108,5 +112,76 @@ func TestEgressThroughSandboxd(t *testing.T) {
 	got := callTool(t, cs, "Bash", map[string]any{"command": python + ` -c "import urllib.request as u; print(u.urlopen('http://pkgs.example/simple/').read().decode())"`})
 	if !strings.Contains(got, "proxy saw GET http://pkgs.example/simple/") {
 		t.Fatalf("a request from the sandbox: %s", got)
+	}
+}
+
+// freeLoopbackAddr is a loopback address no one listened on a moment
+// ago.
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}
+
+// TestEgressThroughTheTunnel: the provider dials into sandboxd's tunnel
+// with its token and serves its proxy on the session; a request the
+// agent's command makes through $HTTP_PROXY reaches it.
+func TestEgressThroughTheTunnel(t *testing.T) {
+	token := strings.Repeat("7", minRemoteToken)
+	tunnel := freeLoopbackAddr(t)
+	s := startHTTP(t, "--workspace", t.TempDir(), "--run-as", "root", "--log-level", "error", "--token", token,
+		"--egress-tunnel", tunnel, "--egress-listen", "127.0.0.1:0")
+	s.token = token
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := egresstunnel.Dial(ctx, tunnel, "not-"+token); err == nil || err.Error() != "egress tunnel refused: bad token" {
+		t.Fatalf("a wrong token: %v", err)
+	}
+	session, err := egresstunnel.Dial(ctx, tunnel, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := egresstunnel.Dial(ctx, tunnel, token); err == nil || err.Error() != "egress tunnel refused: another tunnel is up" {
+		t.Fatalf("a second session: %v", err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "proxy saw %s %s", r.Method, r.URL)
+	})}
+	go func() { _ = srv.Serve(session) }()
+	defer srv.Close()
+	cs := s.connect(t)
+	got := callTool(t, cs, "Bash", map[string]any{"command": `p=${HTTP_PROXY#http://}; exec 3<>/dev/tcp/${p%:*}/${p##*:} &&
+printf 'GET http://deps.example/mod HTTP/1.0\r\nHost: deps.example\r\n\r\n' >&3 && cat <&3`})
+	if !strings.Contains(got, "200 OK") || !strings.Contains(got, "proxy saw GET http://deps.example/mod") {
+		t.Fatalf("a request from the sandbox: %s", got)
+	}
+}
+
+// TestEgressTunnelBadInput: the tunnel excludes the socket, and beyond
+// loopback wants a token as --addr does; each is refused as bad input
+// before anything listens.
+func TestEgressTunnelBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want error
+	}{
+		{[]string{"--egress-socket", "/run/egress.sock", "--egress-tunnel", "127.0.0.1:7426"}, errEgressBoth},
+		{[]string{"--egress-tunnel", unassignable}, errNoTokenOffLoopback},
+		{[]string{"--egress-tunnel", unassignable, "--token", "short"}, errWeakTokenOffLoopback},
+	} {
+		err := run(context.Background(), append(c.args, "--stdio", "--workspace", t.TempDir()),
+			func(string) string { return "" }, strings.NewReader(""), io.Discard, io.Discard)
+		var bad *usageError
+		if !errors.Is(err, c.want) || !errors.As(err, &bad) {
+			t.Errorf("%v: err %v, want bad input %v", c.args, err, c.want)
+		}
+	}
+	if got := errEgressBoth.Error(); !strings.Contains(got, "--egress-socket") || !strings.Contains(got, "--egress-tunnel") {
+		t.Errorf("the conflict's error names one flag: %q", got)
 	}
 }

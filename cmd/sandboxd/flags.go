@@ -40,6 +40,7 @@ type options struct {
 	snapshotMaxFileSize int64
 
 	egressSocket string
+	egressTunnel string
 	egressListen string
 	egressCA     string
 }
@@ -113,6 +114,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.stdio, "stdio", false, "serve MCP over stdin and stdout instead of HTTP (SANDBOXD_STDIO)")
 	fs.BoolVar(&o.lifeline, "exit-on-stdin-eof", false, "shut down when stdin ends: a provider holding the container's stdin takes sandboxd down with it (SANDBOXD_EXIT_ON_STDIN_EOF)")
 	fs.StringVar(&o.egressSocket, "egress-socket", "", "the unix socket `PATH` of the provider's egress proxy, the sandbox's one way out: sandboxd relays --egress-listen to it and points the agent's commands at it (HTTP_PROXY and the rest); off when empty (SANDBOXD_EGRESS_SOCKET)")
+	fs.StringVar(&o.egressTunnel, "egress-tunnel", "", "listen on `ADDR` (e.g. $(POD_IP):7426) for the provider's egress tunnel, for a sandbox that can dial nothing, not even its provider: the provider connects in with sandboxd's token, the first to do so holds the tunnel while it lasts, and sandboxd relays --egress-listen through it as it would to --egress-socket, which it excludes; off loopback the token must be given, as for --addr; off when empty (SANDBOXD_EGRESS_TUNNEL)")
 	fs.StringVar(&o.egressListen, "egress-listen", DefaultEgressListen, "the loopback `address` the egress relay listens on (SANDBOXD_EGRESS_LISTEN)")
 	fs.StringVar(&o.egressCA, "egress-ca", "", "a CA bundle `FILE` the agent's commands trust, for a proxy that adds credentials to HTTPS requests (SSL_CERT_FILE, NODE_EXTRA_CA_CERTS and the like) (SANDBOXD_EGRESS_CA)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")

@@ -138,6 +138,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if err := shell.IsolationAvailable(); err != nil {
 		log.Warn("calls are not isolated from each other: a call can read the environment, secrets included, of the processes another call left running", "err", err)
 	}
+	if o.egressSocket != "" && o.egressTunnel != "" {
+		return badInput(errEgressBoth)
+	}
 	if o.egressSocket != "" {
 		relay, err := startEgressRelay(o.egressListen, o.egressSocket)
 		if err != nil {
@@ -146,6 +149,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		defer relay.Close()
 		cfg.Env = shell.MergeEnv(cfg.Env, egressEnv(relay.Addr(), o.egressCA), nil)
 		log.Info("egress through the provider's proxy", "listen", relay.Addr(), "socket", o.egressSocket)
+	}
+	if o.egressTunnel != "" {
+		relay, tunnel, err := startEgressTunnel(o.egressListen, o.egressTunnel, cfg.Token, generated)
+		if err != nil {
+			return badInput(err)
+		}
+		defer tunnel.Close()
+		defer relay.Close() // first: no connection waits for a session then
+		cfg.Env = shell.MergeEnv(cfg.Env, egressEnv(relay.Addr(), o.egressCA), nil)
+		log.Info("egress through the provider's proxy", "listen", relay.Addr(), "tunnel", tunnel.Addr().String())
 	}
 	loopback := localAddr(o.addr)
 	if err := checkExposure(o.addr, o.stdio, cfg.Token, generated); err != nil {

@@ -2,14 +2,13 @@ package dockerbox
 
 import (
 	"context"
-	"crypto/x509"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/egress/egresstest"
 	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 )
@@ -23,20 +22,7 @@ const egressSecret = "egress-test-s3cret-value"
 func upstreams(t *testing.T, routes map[string]*httptest.Server) {
 	t.Helper()
 	oldDial, oldRoots := egressDial, egressRoots
-	roots := x509.NewCertPool()
-	for _, s := range routes {
-		if s.Certificate() != nil {
-			roots.AddCert(s.Certificate())
-		}
-	}
-	egressDial = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		s, ok := routes[addr]
-		if !ok {
-			return nil, fmt.Errorf("no route to %s in this test", addr)
-		}
-		return (&net.Dialer{}).DialContext(ctx, network, s.Listener.Addr().String())
-	}
-	egressRoots = roots
+	egressDial, egressRoots = egresstest.Upstreams(routes)
 	t.Cleanup(func() { egressDial, egressRoots = oldDial, oldRoots })
 }
 

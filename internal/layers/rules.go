@@ -17,7 +17,7 @@ var groups = []struct {
 	// Harnesses first: internal/dockertest/... is a harness even though
 	// "internal/..." patterns below would not claim it anyway.
 	{"harness", []string{
-		"internal/ci", "internal/dockertest/...", "internal/escapetest", "internal/kubecluster/...",
+		"internal/ci", "internal/dockertest/...", "internal/egress/egresstest", "internal/escapetest", "internal/kubecluster/...",
 		"internal/kubetest", "internal/langfixture", "internal/mcptest", "internal/otlptest",
 		"internal/plugintest", "internal/proctest", "internal/provisionbench", "internal/sandboxdimage/...",
 		"internal/sandboxtest", "internal/scrapetest", "internal/scrubtest",

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/egress"
 	"github.com/altairalabs/promptkit-sandbox/internal/loopback"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 )
@@ -55,6 +56,12 @@ type box struct {
 	// pauseMu orders Pause, Resume and the state they keep.
 	pauseMu sync.Mutex
 	paused  atomic.Bool
+	// egress is the sandbox's proxy, with egress rules (egress.go);
+	// stopTunnel ends the goroutine that holds its tunnel, which closes
+	// tunnelDone.
+	egress     *egress.Proxy
+	stopTunnel context.CancelFunc
+	tunnelDone chan struct{}
 }
 
 func (b *box) Info() plugin.Provisioned           { return b.info }
@@ -86,6 +93,7 @@ func (b *box) teardown(ctx context.Context) error {
 			f.Close()
 		}
 	}
+	b.stopEgress()
 	if b.vol != nil && !b.purging.Load() {
 		defer b.vol.detach()
 	}

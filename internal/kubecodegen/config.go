@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
+	"github.com/altairalabs/promptkit-sandbox/internal/egress"
 	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
 	"github.com/altairalabs/promptkit-sandbox/shared/sandbox"
 )
@@ -52,6 +53,7 @@ type config struct {
 	OnIdle        string            `json:"on_idle"`
 	Metrics       bool              `json:"metrics"`
 	Warm          *int              `json:"warm"`
+	Egress        any               `json:"egress"`
 }
 
 // settings is a validated configuration.
@@ -80,6 +82,9 @@ type settings struct {
 	sleepIdle bool
 	metrics   bool // sandboxd serves /metrics, forwarded like MCP
 	warm      int  // sandboxes kept started for Provisions (pool.go)
+	// egress is what the sandbox may reach through its proxy
+	// (egress.go); nil: nothing.
+	egress []egress.Rule
 }
 
 func keyErr(key, format string, args ...any) error {
@@ -157,6 +162,13 @@ func parseConfig(cfg map[string]any) (settings, error) {
 		add(keyErr("network", "want %q (no egress at all, the default) or %q (the namespace's own policies), got %q", NetworkNone, NetworkCluster, s.network))
 	}
 	var err error
+	if c.Egress != nil {
+		if s.egress, err = egress.ParseRules(c.Egress); err != nil {
+			add(keyErr("egress", "%v", err))
+		} else if s.network != NetworkNone {
+			add(keyErr("egress", "needs network: %s (the proxy is the sandbox's one way out; with network %s the namespace's policies would decide instead)", NetworkNone, s.network))
+		}
+	}
 	if s.idle, err = provision.IdleTimeout(c.IdleTimeout); err != nil {
 		add(keyErr("idle_timeout", "%v", err))
 	}

@@ -1,6 +1,7 @@
 package kubecodegen
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,7 +51,7 @@ func TestObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := objects{id: "cg-1", name: "sandboxd-cg-1", ns: "ns", sandboxName: "code", set: set}
-	owner := o.secret("tok")
+	owner := o.secret("tok", nil)
 	owner.UID = types.UID("uid-1")
 	if string(owner.Data[tokenKey]) != "tok" {
 		t.Fatal("the Secret does not hold the token")
@@ -95,5 +96,61 @@ func TestObjects(t *testing.T) {
 	if !strings.Contains(args, "--metrics-addr $(POD_IP):7425") || len(svc) != 2 || svc[1].Port != MetricsPort ||
 		len(in) != 2 || in[1].Port.IntVal != MetricsPort {
 		t.Errorf("metrics on: args %s, Service %+v, ingress %+v", args, svc, in)
+	}
+}
+
+// TestEgressObjects: egress rules need network none, and give the Pod
+// the tunnel's port (admitted by the NetworkPolicy, fronted by the
+// Service) and sandboxd its flags; the CA bundle goes in the Secret only
+// when a rule adds a credential.
+func TestEgressObjects(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  map[string]any
+		want string
+	}{
+		{map[string]any{"egress": []any{map[string]any{"host": "proxy.golang.org"}}, "network": "cluster"},
+			`config: key "egress": needs network: none (the proxy is the sandbox's one way out; with network cluster the namespace's policies would decide instead)`},
+		{map[string]any{"egress": []any{map[string]any{"hots": "proxy.golang.org"}}},
+			`config: key "egress": egress rule 0: unknown key "hots" (known: format, header, host, secret)`},
+	} {
+		if _, err := parseConfig(tc.cfg); err == nil || err.Error() != tc.want {
+			t.Errorf("%v:\n got %v\nwant %s", tc.cfg, err, tc.want)
+		}
+	}
+	plain, err := parseConfig(map[string]any{"egress": []any{map[string]any{"host": "proxy.golang.org"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := objects{id: "cg-1", name: "sandboxd-cg-1", ns: "ns", sandboxName: "code", set: plain}
+	owner := o.secret("tok", nil)
+	if _, ok := owner.Data[egressCAKey]; ok {
+		t.Error("a Secret without a bundle holds one")
+	}
+	args := strings.Join(o.args(), " ")
+	if !strings.Contains(args, "--egress-tunnel $(POD_IP):7426") || strings.Contains(args, "--egress-ca") {
+		t.Errorf("sandboxd's args without a credential rule: %s", args)
+	}
+	var policyPorts, servicePorts []int32
+	for _, p := range o.networkPolicy(owner).Spec.Ingress[0].Ports {
+		policyPorts = append(policyPorts, p.Port.IntVal)
+	}
+	for _, p := range o.service(owner).Spec.Ports {
+		servicePorts = append(servicePorts, p.Port)
+	}
+	if want := []int32{Port, 7426}; !slices.Equal(policyPorts, want) || !slices.Equal(servicePorts, want) {
+		t.Errorf("ports: NetworkPolicy %v, Service %v, want %v", policyPorts, servicePorts, want)
+	}
+	if np := o.networkPolicy(owner); len(np.Spec.Egress) != 0 || len(np.Spec.PolicyTypes) != 2 {
+		t.Errorf("egress rules opened the Pod's network: %+v", np.Spec)
+	}
+	o.set, err = parseConfig(map[string]any{"egress": []any{map[string]any{"host": "api.test", "secret": "T", "header": "Authorization"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := strings.Join(o.args(), " "); !strings.Contains(args, "--egress-ca "+tokenDir+"/egress-ca.pem") {
+		t.Errorf("sandboxd's args with a credential rule: %s", args)
+	}
+	if s := o.secret("tok", []byte("PEM")); string(s.Data[egressCAKey]) != "PEM" {
+		t.Errorf("the Secret's bundle: %q", s.Data[egressCAKey])
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
+	"github.com/altairalabs/promptkit-sandbox/internal/egress"
+	"github.com/altairalabs/promptkit-sandbox/internal/egresstunnel"
 )
 
 // Labels of a sandbox's objects.
@@ -74,12 +76,18 @@ func (o objects) meta(owner *corev1.Secret) metav1.ObjectMeta {
 	return m
 }
 
-// secret holds the token; it owns the sandbox's other objects.
-func (o objects) secret(token string) *corev1.Secret {
+// secret holds the token, and the bundle the sandbox trusts when its
+// egress proxy intercepts some hosts (nil: none); it owns the sandbox's
+// other objects.
+func (o objects) secret(token string, caBundle []byte) *corev1.Secret {
+	data := map[string][]byte{tokenKey: []byte(token)}
+	if caBundle != nil {
+		data[egressCAKey] = caBundle
+	}
 	return &corev1.Secret{
 		ObjectMeta: o.meta(nil),
 		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{tokenKey: []byte(token)},
+		Data:       data,
 	}
 }
 
@@ -113,12 +121,17 @@ type podPort struct {
 	port int32
 }
 
-// ports are MCP's, and /metrics' when asked for.
+// ports are MCP's, /metrics' when asked for, and the egress tunnel's
+// with egress rules.
 func (o objects) ports() []podPort {
+	ports := []podPort{{"mcp", Port}}
 	if o.set.metrics {
-		return []podPort{{"mcp", Port}, {"metrics", MetricsPort}}
+		ports = append(ports, podPort{"metrics", MetricsPort})
 	}
-	return []podPort{{"mcp", Port}}
+	if o.set.egress != nil {
+		ports = append(ports, podPort{"egress", egresstunnel.Port})
+	}
+	return ports
 }
 
 func (o objects) servicePorts() []corev1.ServicePort {
@@ -150,6 +163,12 @@ func (o objects) args() []string {
 	}
 	if o.set.metrics {
 		args = append(args, "--metrics-addr", "$(POD_IP):"+strconv.Itoa(MetricsPort))
+	}
+	if o.set.egress != nil {
+		args = append(args, "--egress-tunnel", "$(POD_IP):"+strconv.Itoa(egresstunnel.Port))
+		if egress.Injects(o.set.egress) {
+			args = append(args, "--egress-ca", tokenDir+"/"+egressCAKey)
+		}
 	}
 	return args
 }

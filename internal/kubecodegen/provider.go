@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/egress"
 	"github.com/altairalabs/promptkit-sandbox/internal/kubebox"
 	"github.com/altairalabs/promptkit-sandbox/internal/loopback"
 	"github.com/altairalabs/promptkit-sandbox/internal/mcpready"
@@ -191,6 +192,11 @@ func (p *Provider) start(ctx context.Context, name string, set settings) (*box, 
 			}
 		}
 	}()
+	if set.egress != nil {
+		if b.egress, err = p.newEgressProxy(name, set.egress); err != nil {
+			return nil, sandbox.NewError(sandbox.KindStart, Mode, err)
+		}
+	}
 	token := newToken()
 	svcIP, err := b.create(ctx, token, p.leases)
 	if err != nil {
@@ -210,6 +216,12 @@ func (p *Provider) start(ctx context.Context, name string, set settings) (*box, 
 		"namespace": ns, "pod": b.o.name, "image": set.image, "image_by": set.imageBy, "languages": strings.Join(set.languages, ","), "network": set.network,
 		"service_endpoint": fmt.Sprintf("http://%s.%s.svc:%d%s", b.o.name, ns, Port, mcpready.Path),
 		"idle_timeout":     set.idle.String(),
+	}
+	if set.egress != nil {
+		tunnel, stop := context.WithCancel(context.WithoutCancel(ctx))
+		b.stopTunnel, b.tunnelDone = stop, make(chan struct{})
+		go b.keepTunnel(tunnel, svcIP, token) // #nosec G118 -- held for the sandbox's life, past this call; teardown's stopEgress ends it
+		details["egress"] = egress.Describe(set.egress)
 	}
 	if set.metrics {
 		// Scraped on the plugin's host like the endpoint it hands out;
@@ -238,7 +250,7 @@ func (p *Provider) start(ctx context.Context, name string, set settings) (*box, 
 // NetworkPolicy before the Pod, and returns the Service's cluster IP.
 func (b *box) create(ctx context.Context, token string, l *leases) (string, error) {
 	o := b.o
-	secret, err := b.cs.CoreV1().Secrets(o.ns).Create(ctx, o.secret(token), metav1.CreateOptions{})
+	secret, err := b.cs.CoreV1().Secrets(o.ns).Create(ctx, o.secret(token, b.caBundle()), metav1.CreateOptions{})
 	if err != nil {
 		return "", b.apiErr("create Secret "+o.name, err)
 	}

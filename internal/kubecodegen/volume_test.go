@@ -31,7 +31,7 @@ func TestWorkspaceVolumeObjects(t *testing.T) {
 	if err := checkOurs(c); err != nil {
 		t.Errorf("the provider refuses its own claim: %v", err)
 	}
-	owner := o.secret("tok")
+	owner := o.secret("tok", nil)
 	if l := o.lease(owner, newLeases(), c.CreationTimestamp.Time); l.Labels[LabelVolume] != "kept" {
 		t.Errorf("the Lease does not name the volume: %v", l.Labels)
 	}

@@ -312,7 +312,7 @@ func TestCodegenThroughServe(t *testing.T) {
 	if !strings.Contains(metrics, `promptkit_sandbox_codegen_sandboxes{mode="docker_codegen",sandbox="code",state="running"} 1`+"\n") {
 		t.Errorf("/metrics does not count the running sandbox:\n%s", scrapetest.Lines(metrics, "promptkit_sandbox_codegen"))
 	}
-	for _, name := range []string{"promptkit_sandbox_codegen_memory_bytes", "promptkit_sandbox_codegen_pids", "promptkit_sandbox_codegen_cpu_seconds_total"} {
+	for _, name := range []string{"promptkit_sandbox_codegen_memory_bytes", "promptkit_sandbox_codegen_pids", "promptkit_sandbox_codegen_cpu_seconds_total", "promptkit_sandbox_codegen_workspace_bytes"} {
 		if v, ok := scrapetest.Value(metrics, name+of); !ok || v <= 0 {
 			t.Errorf("/metrics: %s%s = %v (found: %v), want more than 0:\n%s", name, of, v, ok, scrapetest.Lines(metrics, "promptkit_sandbox_codegen"))
 		}

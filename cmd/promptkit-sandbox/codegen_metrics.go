@@ -26,7 +26,7 @@ type codegenUsage struct {
 	host lister
 	log  hclog.Logger
 
-	sandboxes, memory, memoryMax, pids, cpu *prometheus.Desc
+	sandboxes, memory, memoryMax, pids, cpu, workspace, workspaceMax *prometheus.Desc
 }
 
 // codegenScrapeTimeout bounds the List of one scrape: a slow engine
@@ -49,11 +49,15 @@ func newCodegenUsage(host lister, log hclog.Logger) *codegenUsage {
 			"Processes in a codegen sandbox now.", per, nil),
 		cpu: prometheus.NewDesc("promptkit_sandbox_codegen_cpu_seconds_total",
 			"CPU time a codegen sandbox has used since it started.", per, nil),
+		workspace: prometheus.NewDesc("promptkit_sandbox_codegen_workspace_bytes",
+			"Disk the files of a codegen sandbox's workspace take now.", per, nil),
+		workspaceMax: prometheus.NewDesc("promptkit_sandbox_codegen_workspace_limit_bytes",
+			"The limit on a codegen sandbox's workspace, where its provider sets one.", per, nil),
 	}
 }
 
 func (c *codegenUsage) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.sandboxes, c.memory, c.memoryMax, c.pids, c.cpu} {
+	for _, d := range []*prometheus.Desc{c.sandboxes, c.memory, c.memoryMax, c.pids, c.cpu, c.workspace, c.workspaceMax} {
 		ch <- d
 	}
 }
@@ -85,6 +89,8 @@ func (c *codegenUsage) Collect(ch chan<- prometheus.Metric) {
 			{c.memoryMax, prometheus.GaugeValue, provision.UsageMemoryMax},
 			{c.pids, prometheus.GaugeValue, provision.UsagePids},
 			{c.cpu, prometheus.CounterValue, provision.UsageCPUSeconds},
+			{c.workspace, prometheus.GaugeValue, provision.UsageWorkspace},
+			{c.workspaceMax, prometheus.GaugeValue, provision.UsageWorkspaceMax},
 		} {
 			v, err := strconv.ParseFloat(p.Details[g.key], 64)
 			if err != nil {

@@ -3,13 +3,17 @@ package dockerbox
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/bounded"
+	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
 )
@@ -61,4 +65,36 @@ func (b *codegenBox) usage(ctx context.Context, into map[string]string) {
 	}
 	into[provision.UsagePids] = strconv.FormatUint(st.PidsStats.Current, 10)
 	into[provision.UsageCPUSeconds] = strconv.FormatFloat(float64(st.CPUStats.CPUUsage.TotalUsage)/1e9, 'f', 3, 64)
+	// After the stats, so that du is not one of the pids counted. A
+	// frozen container runs nothing, du included.
+	if b.paused.Load() {
+		return
+	}
+	if n, ok := b.workspaceUsage(ctx); ok {
+		into[provision.UsageWorkspace] = strconv.FormatUint(n, 10)
+	}
+}
+
+// workspaceUsage runs codegenimage.WorkspaceUsage in the container as
+// the sandbox's user: the files the agent's commands see, whether the
+// workspace is a host directory or a volume.
+func (b *codegenBox) workspaceUsage(ctx context.Context) (uint64, bool) {
+	ec, err := b.ctr.cli.ExecCreate(ctx, b.ctr.id, client.ExecCreateOptions{
+		User: strconv.Itoa(b.set.uid) + ":" + strconv.Itoa(b.set.gid), Cmd: codegenimage.WorkspaceUsage, AttachStdout: true,
+	})
+	if err != nil {
+		return 0, false
+	}
+	att, err := b.ctr.cli.ExecAttach(ctx, ec.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return 0, false
+	}
+	defer att.Close()
+	stop := context.AfterFunc(ctx, func() { _ = att.Conn.Close() })
+	defer stop()
+	out := bounded.Tail{Max: 4 << 10}
+	if _, err := stdcopy.StdCopy(&out, io.Discard, att.Reader); err != nil {
+		return 0, false
+	}
+	return codegenimage.ParseWorkspaceUsage(string(out.Bytes()))
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/bounded"
+	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
 	"github.com/altairalabs/promptkit-sandbox/internal/kubebox"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
@@ -35,17 +36,21 @@ import (
 // the API server or a node is slow.
 const usageTimeout = 2 * time.Second
 
-// readCgroup prints the version of the cgroup hierarchy the container
-// sees ("v2", or "v1" on a node still on the legacy hierarchy, where
-// each controller is its own mount) and then the files, in the order
+// readUsage prints, on its first line, the version of the cgroup
+// hierarchy the container sees ("v2", or "v1" on a node still on the
+// legacy hierarchy, where each controller is its own mount) and what
+// codegenimage.WorkspaceUsage counted of the workspace (nothing when du
+// did not finish), and then the cgroup files, in the order
 // parseCgroupUsage expects: memory in use, its limit, pids, CPU time.
-// The shell becomes the one cat (exec): the read costs a single pid of
-// the container's, which parseCgroupUsage does not count.
-const readCgroup = `cd /sys/fs/cgroup || exit 1
+// du is over before the shell becomes the one cat (exec): the read
+// costs a single pid of the container's, which parseCgroupUsage does
+// not count.
+var readUsage = `ws=$(` + strings.Join(codegenimage.WorkspaceUsage, " ") + ` 2>/dev/null)
+cd /sys/fs/cgroup || exit 1
 if [ -e cgroup.controllers ]; then
-  echo v2; exec cat memory.current memory.max pids.current cpu.stat
+  echo v2 "$ws"; exec cat memory.current memory.max pids.current cpu.stat
 fi
-echo v1; exec cat memory/memory.usage_in_bytes memory/memory.limit_in_bytes pids/pids.current cpuacct/cpuacct.usage`
+echo v1 "$ws"; exec cat memory/memory.usage_in_bytes memory/memory.limit_in_bytes pids/pids.current cpuacct/cpuacct.usage`
 
 // withUsage adds what each sandbox of list uses now to its details,
 // reading them all at once.
@@ -80,13 +85,19 @@ func (p *Provider) withUsage(ctx context.Context, list []plugin.Provisioned) {
 	}
 }
 
-// usage reads the sandbox container's cgroup files.
+// usage reads the sandbox container's cgroup files and its workspace's
+// size. An emptyDir workspace's limit is its sizeLimit, past which the
+// kubelet evicts the Pod; a claim's is its storage's to enforce, or not.
 func (b *box) usage(ctx context.Context) (map[string]string, error) {
 	var stdout bytes.Buffer
-	if err := b.exec(ctx, "cat of the cgroup files", readCgroup, nil, &stdout); err != nil {
+	if err := b.exec(ctx, "cat of the cgroup files", readUsage, nil, &stdout); err != nil {
 		return nil, err
 	}
-	return parseCgroupUsage(stdout.String())
+	usage, err := parseCgroupUsage(stdout.String())
+	if err == nil && b.o.set.claimName() == "" {
+		usage[provision.UsageWorkspaceMax] = strconv.FormatInt(b.o.set.workspaceSize.Value(), 10)
+	}
+	return usage, err
 }
 
 // exec runs script with /bin/sh in the sandbox's container, with stdin
@@ -118,10 +129,11 @@ const noLimitV1 = 1 << 62
 // No memory limit ("max" on v2) leaves the limit out.
 func parseCgroupUsage(out string) (map[string]string, error) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) < 5 || (lines[0] != "v1" && lines[0] != "v2") {
+	version, workspace, _ := strings.Cut(lines[0], " ")
+	if len(lines) < 5 || (version != "v1" && version != "v2") {
 		return nil, fmt.Errorf("cgroup files: want the version, memory in use, its limit, pids and CPU time, got %q", out)
 	}
-	v2 := lines[0] == "v2"
+	v2 := version == "v2"
 	lines = lines[1:]
 	num := func(what, v string) (uint64, error) {
 		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
@@ -164,6 +176,9 @@ func parseCgroupUsage(out string) (map[string]string, error) {
 		provision.UsageMemory:     strconv.FormatUint(mem, 10),
 		provision.UsagePids:       strconv.FormatUint(max(pids, 1)-1, 10),
 		provision.UsageCPUSeconds: strconv.FormatFloat(cpu, 'f', 3, 64),
+	}
+	if n, ok := codegenimage.ParseWorkspaceUsage(workspace); ok {
+		usage[provision.UsageWorkspace] = strconv.FormatUint(n, 10)
 	}
 	if limit := strings.TrimSpace(lines[1]); limit != "max" {
 		n, err := num("memory limit", limit)

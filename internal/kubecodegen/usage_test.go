@@ -15,14 +15,22 @@ import (
 )
 
 // TestParseCgroupUsage: cat's output of the cgroup files becomes the
-// Usage details, the cat itself not counted; no limit, no limit key;
-// what is not a cgroup's output is refused, saying which file.
+// Usage details, the cat itself not counted; no limit, no limit key; the
+// workspace's size when du finished; what is not a cgroup's output is
+// refused, saying which file.
 func TestParseCgroupUsage(t *testing.T) {
 	cpu := "usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\n"
 	for in, want := range map[string]map[string]string{
 		"v2\n10485760\n1073741824\n7\n" + cpu: {
 			provision.UsageMemory: "10485760", provision.UsageMemoryMax: "1073741824",
 			provision.UsagePids: "6", provision.UsageCPUSeconds: "2.500",
+		},
+		"v2 2048\t/workspace\n10485760\nmax\n7\n" + cpu: {
+			provision.UsageMemory: "10485760", provision.UsageWorkspace: "2097152",
+			provision.UsagePids: "6", provision.UsageCPUSeconds: "2.500",
+		},
+		"v1 \n4096\n9223372036854771712\n2\n1\n": {
+			provision.UsageMemory: "4096", provision.UsagePids: "1", provision.UsageCPUSeconds: "0.000",
 		},
 		"v2\n4096\nmax\n1\n" + cpu: {
 			provision.UsageMemory: "4096", provision.UsagePids: "0", provision.UsageCPUSeconds: "2.500",
@@ -59,7 +67,8 @@ func TestParseCgroupUsage(t *testing.T) {
 
 // TestUsageOnTheRealCluster: a List that asks for usage reports, per
 // sandbox, its memory (more than nothing, no more than the limit it
-// was given), its processes (sandboxd at least) and its CPU time, read
+// was given), its processes (sandboxd at least), its CPU time and its
+// workspace's size and limit, read
 // with the provider's own RBAC; a List that does not ask reports none.
 func TestUsageOnTheRealCluster(t *testing.T) {
 	k := kubecluster.Shared(t)
@@ -77,6 +86,7 @@ func TestUsageOnTheRealCluster(t *testing.T) {
 	}
 	cs := mcptest.Connect(t, got.Endpoint, got.Token)
 	mcptest.CallText(t, cs, "Bash", map[string]any{"command": "sleep 30 >/dev/null 2>&1 &\necho started"})
+	mcptest.CallText(t, cs, "Bash", map[string]any{"command": "head -c 3000000 /dev/urandom > blob"})
 
 	list, err := p.List(ctx, plugin.ListOptions{Usage: true})
 	if err != nil || len(list) != 1 {
@@ -100,6 +110,10 @@ func TestUsageOnTheRealCluster(t *testing.T) {
 	}
 	if cpu := num(provision.UsageCPUSeconds); cpu <= 0 || cpu > 60 {
 		t.Errorf("cpu seconds %v; want some, and less than the test's own time", cpu)
+	}
+	// The 3 MB blob and little else, under the emptyDir's sizeLimit.
+	if ws, limit := num(provision.UsageWorkspace), num(provision.UsageWorkspaceMax); ws < 3e6 || ws > 4e6 || limit != 2<<30 {
+		t.Errorf("workspace %v of %v bytes; want the 3 MB blob's, of the default 2Gi", ws, limit)
 	}
 	plain, err := p.List(ctx, plugin.ListOptions{})
 	if err != nil || len(plain) != 1 || plain[0].Details[provision.UsageMemory] != "" {

@@ -86,6 +86,9 @@ type codegenBox struct {
 	claimed time.Time
 	// paused: the container is frozen (codegen_pause.go).
 	paused atomic.Bool
+	// purging: a Purge follows the teardown, and the workspace volume
+	// stays reserved in this process until the Purge has removed it.
+	purging atomic.Bool
 	// sleepIdle: on_idle: pause.
 	sleepIdle bool
 	// set is what it was started with: a fork starts with the same.
@@ -363,12 +366,17 @@ func (b *codegenBox) teardown(ctx context.Context) error {
 	if b.cache != nil && b.cache.scope == cacheSandbox {
 		err = errors.Join(err, b.cache.remove(ctx))
 	}
-	if b.vol != nil {
-		// Kept for the next sandbox: only Purge removes it.
+	if b.vol != nil && !b.purging.Load() {
+		// Kept for the next sandbox: only Purge removes it, and until
+		// then no provision of this process may take it.
 		b.vol.detach()
 	}
 	return err
 }
+
+// PurgeFollows makes a box a provision.PurgeFollower: its teardown keeps
+// the workspace volume reserved in this process for the Purge.
+func (b *codegenBox) PurgeFollows() { b.purging.Store(true) }
 
 // Purge makes a box a provision.Purger: a Release with Purge removes the
 // workspace's cache volume too, after the teardown has removed the
@@ -380,6 +388,7 @@ func (b *codegenBox) Purge(ctx context.Context) error {
 	}
 	if b.vol != nil {
 		err = errors.Join(err, b.vol.remove(ctx))
+		b.vol.detach()
 	}
 	return err
 }

@@ -168,6 +168,14 @@ func TestCodegenWorkspaceVolume(t *testing.T) {
 	if left := containersNamed(t, name); len(left) > 0 {
 		t.Errorf("containers left: %v", left)
 	}
+	// The purge gave the name back: the same process makes it anew.
+	third, err := other.Provision(ctx, spec)
+	if err != nil {
+		t.Fatalf("a new volume of the purged one's name: %v", err)
+	}
+	if err := other.Release(ctx, third.ID, plugin.ReleaseOptions{Purge: true}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestCodegenWorkspaceVolumeFailedStart: a provision that fails after

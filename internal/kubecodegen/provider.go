@@ -89,11 +89,6 @@ func (p *Provider) Check(name string, cfg map[string]any) error {
 // workspace volume is kept, unless opts.Purge: then its claim is deleted
 // too, once the Pod is gone.
 func (p *Provider) Release(ctx context.Context, id string, opts plugin.ReleaseOptions) error {
-	if b, ok := p.boxes.Get(id); ok && opts.Purge {
-		if b, ok := b.(*box); ok {
-			b.purging.Store(true)
-		}
-	}
 	return p.boxes.Release(ctx, id, opts)
 }
 

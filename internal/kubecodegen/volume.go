@@ -217,6 +217,10 @@ func waitGone(ctx context.Context, what string, get func(context.Context) error)
 	}
 }
 
+// PurgeFollows makes a box a provision.PurgeFollower: its teardown keeps
+// the volume reserved in this process for the Purge that follows.
+func (b *box) PurgeFollows() { b.purging.Store(true) }
+
 // Purge makes a box a provision.Purger: a Release with Purge deletes its
 // workspace volume, after the teardown has deleted the Pod mounting it.
 func (b *box) Purge(ctx context.Context) error {

@@ -82,6 +82,17 @@ type Purger interface {
 	Purge(ctx context.Context) error
 }
 
+// PurgeFollower is a Purger told, before its Teardown, that a Purge
+// follows, so that the Teardown can leave what it would give up (a
+// workspace volume's reservation) to the Purge. Only the Release that
+// takes the box out of the Holder tells it: a box the idle reaper took
+// first is torn down as for any release, and the Release with Purge
+// that came second finds nothing to release.
+type PurgeFollower interface {
+	Purger
+	PurgeFollows()
+}
+
 // Release tears the box id down, and with opts.Purge a Purger's kept
 // state too; an id it does not hold is plugin.ErrNotProvisioned.
 func (h *Holder) Release(ctx context.Context, id string, opts plugin.ReleaseOptions) error {
@@ -91,6 +102,9 @@ func (h *Holder) Release(ctx context.Context, id string, opts plugin.ReleaseOpti
 	h.mu.Unlock()
 	if !ok {
 		return plugin.ErrNotProvisioned
+	}
+	if f, ok := b.(PurgeFollower); ok && opts.Purge {
+		f.PurgeFollows()
 	}
 	start := time.Now()
 	err := b.Teardown(ctx)

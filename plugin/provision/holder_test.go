@@ -158,3 +158,44 @@ func TestHolderListsDeadBoxes(t *testing.T) {
 		}
 	}
 }
+
+// followBox records whether it was told that a Purge follows, before its
+// teardown.
+type followBox struct {
+	purgeBox
+	told atomic.Int32
+}
+
+func (b *followBox) PurgeFollows() {
+	if b.tornDown.Load() == 0 {
+		b.told.Add(1)
+	}
+}
+
+// TestHolderTellsOnlyTheReleaseThatPurges: a Release with Purge tells
+// the box before tearing it down; a plain one does not; and a Release
+// with Purge that comes after another Release took the box (the idle
+// reaper's, say) finds nothing and tells nothing, so the box is not
+// left expecting a Purge that never comes.
+func TestHolderTellsOnlyTheReleaseThatPurges(t *testing.T) {
+	h := NewHolder(nil)
+	defer h.Close()
+	purged, plain := &followBox{purgeBox: purgeBox{fakeBox: fakeBox{id: "purged", timeout: time.Hour}}}, &followBox{purgeBox: purgeBox{fakeBox: fakeBox{id: "plain", timeout: time.Hour}}}
+	for _, b := range []*followBox{purged, plain} {
+		if err := h.Add(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.Release(context.Background(), "purged", plugin.ReleaseOptions{Purge: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Release(context.Background(), "plain", plugin.ReleaseOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Release(context.Background(), "plain", plugin.ReleaseOptions{Purge: true}); !errors.Is(err, plugin.ErrNotProvisioned) {
+		t.Fatalf("a Release with Purge after the box went: %v, want ErrNotProvisioned", err)
+	}
+	if purged.told.Load() != 1 || purged.purged.Load() != 1 || plain.told.Load() != 0 || plain.purged.Load() != 0 {
+		t.Fatalf("told/purged: purged %d/%d (want 1/1), plain %d/%d (want 0/0)", purged.told.Load(), purged.purged.Load(), plain.told.Load(), plain.purged.Load())
+	}
+}

@@ -152,6 +152,9 @@ func (p *CodegenProvider) settings(spec plugin.ProvisionSpec) (codegenSettings, 
 	if err != nil {
 		return set, err
 	}
+	if set.tmpfs > 0 && (spec.Workspace != "" || spec.WorkspaceVolume != "") {
+		return set, fmt.Errorf("%s: the entry's workspace is a tmpfs (workspace_tmpfs); it cannot be a host directory or a workspace volume (%s)", CodegenMode, spec.Workspace+spec.WorkspaceVolume)
+	}
 	if spec.WorkspaceVolume != "" {
 		if spec.Workspace != "" {
 			return set, fmt.Errorf("%s: a workspace (%s) and a workspace volume (%s) exclude each other", CodegenMode, spec.Workspace, spec.WorkspaceVolume)
@@ -225,6 +228,12 @@ func (p *CodegenProvider) start(ctx context.Context, name string, set codegenSet
 			return nil, err
 		}
 		workspace, cacheKey = set.volume, "volume:"+set.volume
+	case set.tmpfs > 0:
+		// Owned by the image's user (or the entry's), as a volume is.
+		if err := set.resolveUser("", p.hard); err != nil {
+			return nil, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
+		}
+		cacheKey = "tmpfs:" + id
 	case workspace == "":
 		if err := b.dir.makeWorkspace(); err != nil {
 			return nil, sandbox.NewError(sandbox.KindStart, CodegenMode, err)
@@ -236,7 +245,7 @@ func (p *CodegenProvider) start(ctx context.Context, name string, set codegenSet
 	}
 	if set.cache != cacheNone {
 		scope := set.cache
-		if b.dir.workspace != "" {
+		if b.dir.workspace != "" || set.tmpfs > 0 {
 			// A workspace made for this sandbox goes with it, and
 			// nothing could find its cache again.
 			scope = cacheSandbox
@@ -300,23 +309,29 @@ func (p *CodegenProvider) start(ctx context.Context, name string, set codegenSet
 		"container": b.ctr.id, "dir": b.dir.dir, "network": set.network,
 		"user":         strconv.Itoa(set.uid) + ":" + strconv.Itoa(set.gid),
 		"idle_timeout": set.idle.String(),
-		"workspace_by": workspaceBy(b),
+		"workspace_by": workspaceBy(b, set),
 		"cache":        cacheNone,
 	})
 	if b.cache != nil {
 		details["cache"], details["cache_volume"] = b.cache.scope, b.cache.name
+	}
+	if set.tmpfs > 0 {
+		details["workspace_tmpfs"] = strconv.FormatInt(set.tmpfs, 10)
 	}
 	b.set = set
 	ok = true
 	return b, nil
 }
 
-// workspaceBy says who gave the workspace: the provider made it, the
-// user named a host directory, or a workspace volume.
-func workspaceBy(b *codegenBox) string {
+// workspaceBy says who gave the workspace: the provider made it (a host
+// directory, or a tmpfs), the user named a host directory, or a
+// workspace volume.
+func workspaceBy(b *codegenBox, set codegenSettings) string {
 	switch {
 	case b.vol != nil:
 		return "volume"
+	case set.tmpfs > 0:
+		return "tmpfs"
 	case b.dir.workspace != "":
 		return "provider"
 	}

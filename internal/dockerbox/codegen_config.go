@@ -131,6 +131,8 @@ type codegenConfig struct {
 	Warm        *int              `json:"warm"`
 	OnIdle      string            `json:"on_idle"`
 	Egress      any               `json:"egress"`
+	// WorkspaceTmpfs is the size of a workspace kept in memory.
+	WorkspaceTmpfs *flexString `json:"workspace_tmpfs"`
 }
 
 // codegenSettings is a validated docker_codegen configuration.
@@ -151,6 +153,7 @@ type codegenSettings struct {
 	seed      string        // a host directory (or a volume) the provider-made workspace starts as a copy of (a fork's)
 	volume    string        // a workspace volume mounted instead of a host directory (codegen_volume.go)
 	egress    []egress.Rule // what the sandbox may reach through its proxy (codegen_egress.go); nil: nothing
+	tmpfs     int64         // bytes of a workspace kept in a tmpfs instead of a host directory; 0: none (codegen_tmpfs.go)
 }
 
 func parseCodegenConfig(cfg map[string]any, h Hardening) (codegenSettings, error) {
@@ -234,6 +237,11 @@ func parseCodegenConfig(cfg map[string]any, h Hardening) (codegenSettings, error
 			add(keyErr("egress", "%v", err))
 		} else if s.network != networkNone {
 			add(keyErr("egress", "needs network: %s (the proxy is the sandbox's one way out; with network %s the rules would hold nothing back)", networkNone, s.network))
+		}
+	}
+	if c.WorkspaceTmpfs != nil {
+		if s.tmpfs, err = parseWorkspaceTmpfs(string(*c.WorkspaceTmpfs), s.workspace, s.memory); err != nil {
+			add(keyErr("workspace_tmpfs", "%v", err))
 		}
 	}
 	if c.Warm != nil {

@@ -3,6 +3,7 @@ package dockerbox
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,24 +94,29 @@ func (s codegenSpec) config() (*container.Config, *container.HostConfig) {
 	}
 	pids := s.set.pidsLimit
 	initProc := true // reaps what the agent's shells leave behind
-	workspace := s.workspace + ":" + s.hard.WorkspaceDir + ":rw"
-	if s.volume {
-		// Not seeded from the image: the engine would copy the owner
-		// of the image's workspace directory (root's, made for
-		// WorkingDir) onto the volume's root, which the sandbox's user
-		// then could not write.
-		workspace += ",nocopy"
+	binds := []string{s.dir.run + ":" + s.hard.SocketDir + ":rw"}
+	tmpfs := s.hard.Tmpfs
+	if s.set.tmpfs > 0 {
+		tmpfs = maps.Clone(tmpfs)
+		tmpfs[s.hard.WorkspaceDir] = tmpfsOptions(s.set.tmpfs, s.set.uid, s.set.gid)
+	} else {
+		workspace := s.workspace + ":" + s.hard.WorkspaceDir + ":rw"
+		if s.volume {
+			// Not seeded from the image: the engine would copy the
+			// owner of the image's workspace directory (root's, made
+			// for WorkingDir) onto the volume's root, which the
+			// sandbox's user then could not write.
+			workspace += ",nocopy"
+		}
+		binds = append(binds, workspace)
 	}
 	host := &container.HostConfig{
-		AutoRemove:  true,
-		Init:        &initProc,
-		NetworkMode: container.NetworkMode(s.set.network),
-		Binds: []string{
-			s.dir.run + ":" + s.hard.SocketDir + ":rw",
-			workspace,
-		},
+		AutoRemove:     true,
+		Init:           &initProc,
+		NetworkMode:    container.NetworkMode(s.set.network),
+		Binds:          binds,
 		ReadonlyRootfs: s.hard.ReadOnlyRootfs,
-		Tmpfs:          s.hard.Tmpfs,
+		Tmpfs:          tmpfs,
 		CapDrop:        s.hard.CapDrop,
 		SecurityOpt:    s.hard.SecurityOpt,
 		Resources: container.Resources{

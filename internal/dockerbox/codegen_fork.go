@@ -33,6 +33,9 @@ func (p *CodegenProvider) Fork(ctx context.Context, id string, count int) ([]plu
 	if err != nil {
 		return nil, err
 	}
+	if src.set.tmpfs > 0 {
+		return nil, sandbox.Errorf(sandbox.KindStart, "fork %s: %v", id, errTmpfsFork)
+	}
 	if why := src.ctr.dead(); why != "" {
 		return nil, sandbox.Errorf(sandbox.KindStart, "fork %s: the sandbox is dead: %s", id, why)
 	}

@@ -65,6 +65,9 @@ func (b *codegenBox) usage(ctx context.Context, into map[string]string) {
 	}
 	into[provision.UsagePids] = strconv.FormatUint(st.PidsStats.Current, 10)
 	into[provision.UsageCPUSeconds] = strconv.FormatFloat(float64(st.CPUStats.CPUUsage.TotalUsage)/1e9, 'f', 3, 64)
+	if b.set.tmpfs > 0 {
+		into[provision.UsageWorkspaceMax] = strconv.FormatInt(b.set.tmpfs, 10)
+	}
 	// After the stats, so that du is not one of the pids counted. A
 	// frozen container runs nothing, du included.
 	if b.paused.Load() {

@@ -54,6 +54,8 @@ type config struct {
 	Metrics       bool              `json:"metrics"`
 	Warm          *int              `json:"warm"`
 	Egress        any               `json:"egress"`
+	// WorkspaceTmpfs is the size of a workspace kept in memory.
+	WorkspaceTmpfs string `json:"workspace_tmpfs"`
 }
 
 // settings is a validated configuration.
@@ -66,6 +68,9 @@ type settings struct {
 	context       string
 	workspacePVC  string // "" = an emptyDir of workspaceSize
 	workspaceSize resource.Quantity
+	// workspaceTmpfs, when not zero, makes the workspace a memory-backed
+	// emptyDir of this size: a tmpfs, which the kernel bounds.
+	workspaceTmpfs resource.Quantity
 	// volume is the workspace volume (ProvisionSpec.WorkspaceVolume): a
 	// claim the provider makes of workspaceSize in storageClass ("" =
 	// the cluster's default) and keeps (volume.go). Not a key: each
@@ -151,6 +156,17 @@ func parseConfig(cfg map[string]any) (settings, error) {
 	quantity("memory", c.Memory, DefaultMemory, &s.memory)
 	quantity("cpus", c.CPUs, DefaultCPUs, &s.cpus)
 	quantity("workspace_size", c.WorkspaceSize, DefaultWorkspaceSize, &s.workspaceSize)
+	if c.WorkspaceTmpfs != "" {
+		quantity("workspace_tmpfs", c.WorkspaceTmpfs, "1Gi", &s.workspaceTmpfs)
+		switch {
+		case s.workspacePVC != "":
+			add(errors.New(`config: keys "workspace_pvc" and "workspace_tmpfs" exclude each other (a claim is on disk; the tmpfs is the workspace)`))
+		case c.WorkspaceSize != "":
+			add(errors.New(`config: keys "workspace_size" and "workspace_tmpfs" exclude each other (the tmpfs's size is the workspace's)`))
+		case s.workspaceTmpfs.Cmp(s.memory) >= 0:
+			add(keyErr("workspace_tmpfs", "%s is no less than memory (%s), which the tmpfs's pages count against", s.workspaceTmpfs.String(), s.memory.String()))
+		}
+	}
 	if s.workspacePVC != "" && c.WorkspaceSize != "" {
 		add(errors.New(`config: keys "workspace_pvc" and "workspace_size" exclude each other (a claim has its own size)`))
 	}
@@ -181,4 +197,16 @@ func parseConfig(cfg map[string]any) (settings, error) {
 		}
 	}
 	return s, problems.Err()
+}
+
+// workspaceKind says what the workspace is, as a provisioned sandbox's
+// Workspace: a claim, an emptyDir, or an emptyDir in memory.
+func (s settings) workspaceKind() string {
+	switch {
+	case s.workspacePVC != "":
+		return "pvc:" + s.workspacePVC
+	case !s.workspaceTmpfs.IsZero():
+		return "tmpfs"
+	}
+	return "emptyDir"
 }

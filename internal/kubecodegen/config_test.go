@@ -154,3 +154,39 @@ func TestEgressObjects(t *testing.T) {
 		t.Errorf("the Secret's bundle: %q", s.Data[egressCAKey])
 	}
 }
+
+// TestWorkspaceTmpfs: workspace_tmpfs makes the workspace an emptyDir
+// in memory of that size, checked against the keys it excludes and the
+// memory its pages count against.
+func TestWorkspaceTmpfs(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  map[string]any
+		want string
+	}{
+		{map[string]any{"workspace_tmpfs": "lots"}, `config: key "workspace_tmpfs": want a positive Kubernetes quantity`},
+		{map[string]any{"workspace_tmpfs": "1Gi", "workspace_pvc": "claim"}, `config: keys "workspace_pvc" and "workspace_tmpfs" exclude each other`},
+		{map[string]any{"workspace_tmpfs": "1Gi", "workspace_size": "1Gi"}, `config: keys "workspace_size" and "workspace_tmpfs" exclude each other`},
+		{map[string]any{"workspace_tmpfs": "1Gi", "memory": "512Mi"}, `config: key "workspace_tmpfs": 1Gi is no less than memory (512Mi)`},
+	} {
+		if _, err := parseConfig(tc.cfg); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%v:\n got %v\nwant %s...", tc.cfg, err, tc.want)
+		}
+	}
+	set, err := parseConfig(map[string]any{"workspace_tmpfs": "64Mi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := objects{id: "cg-1", name: "sandboxd-cg-1", ns: "ns", sandboxName: "code", set: set}
+	var ws *corev1.Volume
+	for i, v := range o.pod(o.secret("tok", nil)).Spec.Volumes {
+		if v.Name == "workspace" {
+			ws = &o.pod(nil).Spec.Volumes[i]
+		}
+	}
+	if ws == nil || ws.EmptyDir == nil || ws.EmptyDir.Medium != corev1.StorageMediumMemory || ws.EmptyDir.SizeLimit.String() != "64Mi" {
+		t.Errorf("the workspace volume: %+v", ws)
+	}
+	if set.workspaceKind() != "tmpfs" {
+		t.Errorf("workspaceKind %q", set.workspaceKind())
+	}
+}

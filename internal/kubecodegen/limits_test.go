@@ -2,6 +2,7 @@ package kubecodegen
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/altairalabs/promptkit-sandbox/internal/kubecluster"
 	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
+	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
 )
 
 // TestMemoryHogOnTheRealCluster: the agent's memory hog is killed by
@@ -50,6 +52,54 @@ func TestMemoryHogOnTheRealCluster(t *testing.T) {
 	for _, c := range pod.Status.ContainerStatuses {
 		if c.RestartCount != 0 {
 			t.Errorf("container %s restarted %d times: sandboxd was killed", c.Name, c.RestartCount)
+		}
+	}
+}
+
+// TestWorkspaceTmpfsOnTheRealCluster: with workspace_tmpfs the kubelet
+// mounts the workspace as a tmpfs of that size: a command writing past
+// it fails with "No space left on device" and the Pod goes on (not
+// evicted, not restarted); the usage reports the limit.
+func TestWorkspaceTmpfsOnTheRealCluster(t *testing.T) {
+	k := kubecluster.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	img := imageOnNode(ctx, t, k)
+	ns := k.Namespace(t)
+	p := NewProvider(nil)
+	t.Cleanup(func() { _ = p.Close() })
+	got, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: map[string]any{
+		"image": img.Ref, "kubeconfig": k.CodegenKubeconfig(t, ns), "memory": "512Mi", "cpus": "500m", "workspace_tmpfs": "8Mi",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Workspace != "tmpfs" {
+		t.Errorf("Workspace %q, want tmpfs", got.Workspace)
+	}
+	cs := mcptest.Connect(t, got.Endpoint, got.Token)
+	text, _ := mcptest.Call(t, cs, "Bash", map[string]any{"command": `df --output=fstype,size -B1 . | tail -1; head -c 20000000 /dev/zero > big; echo "status $?"`})
+	t.Logf("writing 20 MB into 8 MiB: %q", text)
+	if !strings.Contains(text, "tmpfs") || !strings.Contains(text, "No space left on device") || !strings.Contains(text, "status 1") {
+		t.Errorf("writing 20 MB into 8 MiB: %q", text)
+	}
+	list, err := p.List(ctx, plugin.ListOptions{Usage: true})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("List: %v %+v", err, list)
+	}
+	if d := list[0].Details; d[provision.UsageWorkspaceMax] != strconv.Itoa(8<<20) || d[provision.UsageWorkspace] == "" {
+		t.Errorf("usage: workspace %q of %q, want some of 8 MiB", d[provision.UsageWorkspace], d[provision.UsageWorkspaceMax])
+	}
+	if out := mcptest.CallText(t, cs, "Bash", map[string]any{"command": "rm big && echo alive"}); strings.TrimSpace(out) != "alive" {
+		t.Fatalf("after the full workspace: %q", out)
+	}
+	pod, err := k.Client.CoreV1().Pods(ns).Get(ctx, got.Details["pod"], metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.RestartCount != 0 {
+			t.Errorf("container %s restarted %d times", c.Name, c.RestartCount)
 		}
 	}
 }

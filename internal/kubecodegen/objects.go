@@ -192,6 +192,11 @@ func (o objects) pod(owner *corev1.Secret) *corev1.Pod {
 	grace := int64(2)
 	tokenMode := int32(0o440) // the group is fsGroup, sandboxd's
 	workspace := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &o.set.workspaceSize}}
+	if !o.set.workspaceTmpfs.IsZero() {
+		// The kubelet mounts a memory-backed emptyDir as a tmpfs of its
+		// sizeLimit: a write past it fails (ENOSPC), not the Pod.
+		workspace = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &o.set.workspaceTmpfs}}
+	}
 	if claim := o.set.claimName(); claim != "" {
 		workspace = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}
 	}

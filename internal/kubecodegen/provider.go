@@ -125,6 +125,9 @@ func (p *Provider) Provision(ctx context.Context, spec plugin.ProvisionSpec) (pl
 		if set.workspacePVC != "" {
 			return plugin.Provisioned{}, fmt.Errorf("%s: the key workspace_pvc (%s) and a workspace volume (%s) exclude each other", Mode, set.workspacePVC, spec.WorkspaceVolume)
 		}
+		if !set.workspaceTmpfs.IsZero() {
+			return plugin.Provisioned{}, fmt.Errorf("%s: the entry's workspace is a tmpfs (workspace_tmpfs); it cannot be a workspace volume (%s)", Mode, spec.WorkspaceVolume)
+		}
 		if err := checkVolumeName(spec.WorkspaceVolume); err != nil {
 			return plugin.Provisioned{}, err
 		}
@@ -229,7 +232,7 @@ func (p *Provider) start(ctx context.Context, name string, set settings) (*box, 
 	}
 	b.info = plugin.Provisioned{
 		ID: id, Name: name, Mode: Mode, Endpoint: endpoint, Token: token, Created: time.Now(),
-		Workspace: map[bool]string{true: "pvc:" + set.workspacePVC, false: "emptyDir"}[set.workspacePVC != ""],
+		Workspace: set.workspaceKind(),
 		Details:   details,
 	}
 	if set.volume != "" {

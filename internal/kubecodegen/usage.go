@@ -87,14 +87,19 @@ func (p *Provider) withUsage(ctx context.Context, list []plugin.Provisioned) {
 
 // usage reads the sandbox container's cgroup files and its workspace's
 // size. An emptyDir workspace's limit is its sizeLimit, past which the
-// kubelet evicts the Pod; a claim's is its storage's to enforce, or not.
+// kubelet evicts the Pod, or, in memory, its tmpfs's size, past which
+// writes fail; a claim's is its storage's to enforce, or not.
 func (b *box) usage(ctx context.Context) (map[string]string, error) {
 	var stdout bytes.Buffer
 	if err := b.exec(ctx, "cat of the cgroup files", readUsage, nil, &stdout); err != nil {
 		return nil, err
 	}
 	usage, err := parseCgroupUsage(stdout.String())
-	if err == nil && b.o.set.claimName() == "" {
+	switch {
+	case err != nil || b.o.set.claimName() != "":
+	case !b.o.set.workspaceTmpfs.IsZero():
+		usage[provision.UsageWorkspaceMax] = strconv.FormatInt(b.o.set.workspaceTmpfs.Value(), 10)
+	default:
 		usage[provision.UsageWorkspaceMax] = strconv.FormatInt(b.o.set.workspaceSize.Value(), 10)
 	}
 	return usage, err

@@ -69,7 +69,7 @@ func main() {
 	}
 	// Off the start's path: threads the agent's processes cannot take
 	// from it later (see spareThreads).
-	go reserveThreads(spareThreads)
+	go reserveSpareThreads()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	err = run(ctx, os.Args[1:], getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
@@ -103,6 +103,9 @@ func badInput(err error) error {
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	o, err := parseOptions(args, getenv, stderr)
+	if err == nil {
+		err = checkPidsLimit(o.pidsLimit)
+	}
 	if err != nil {
 		return badInput(err)
 	}
@@ -137,6 +140,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	cfg.GoCacheSeeded = seedGoCache(log, getenv, cfg.Env, cfg.RunAs != nil)
 	if err := shell.IsolationAvailable(); err != nil {
 		log.Warn("calls are not isolated from each other: a call can read the environment, secrets included, of the processes another call left running", "err", err)
+	}
+	if o.pidsLimit != 0 {
+		if err := limitProcesses(o.pidsLimit); err != nil {
+			return badInput(err)
+		}
+		log.Info("processes limited", "pids_limit", o.pidsLimit)
 	}
 	if o.egressSocket != "" && o.egressTunnel != "" {
 		return badInput(errEgressBoth)

@@ -19,6 +19,12 @@ import (
 // and 16 small stacks.
 const spareThreads = 16
 
+var reserveOnce sync.Once
+
+// reserveSpareThreads reserves spareThreads, once per process; a second
+// caller waits until they are made.
+func reserveSpareThreads() { reserveOnce.Do(func() { reserveThreads(spareThreads) }) }
+
 // reserveThreads has the runtime make n threads and leaves them idle:
 // n goroutines each hold a thread of its own (LockOSThread) until all
 // hold one, then let go of it and end, unlocked, so their threads go to

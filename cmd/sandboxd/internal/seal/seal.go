@@ -68,7 +68,7 @@ var Flags = map[string]bool{
 	"log-level": false, "log-format": false, "shutdown-grace": false,
 	"diagnostics-timeout": false, "call-budget": false, "snapshot-dir": false,
 	"snapshot-max-file-size": false, "stdio": true, "exit-on-stdin-eof": true,
-	"egress-socket": false, "egress-tunnel": false, "egress-listen": false, "egress-ca": false,
+	"egress-socket": false, "egress-tunnel": false, "egress-listen": false, "egress-ca": false, "pids-limit": false,
 	"version": true, "help": true, "h": true,
 }
 

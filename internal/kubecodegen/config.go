@@ -56,6 +56,7 @@ type config struct {
 	Egress        any               `json:"egress"`
 	// WorkspaceTmpfs is the size of a workspace kept in memory.
 	WorkspaceTmpfs string `json:"workspace_tmpfs"`
+	PidsLimit      *int64 `json:"pids_limit"`
 }
 
 // settings is a validated configuration.
@@ -90,6 +91,9 @@ type settings struct {
 	// egress is what the sandbox may reach through its proxy
 	// (egress.go); nil: nothing.
 	egress []egress.Rule
+	// pidsLimit, when not zero, holds the sandbox's user to that many
+	// tasks, under a user of its own (pids.go).
+	pidsLimit int64
 }
 
 func keyErr(key, format string, args ...any) error {
@@ -176,6 +180,11 @@ func parseConfig(cfg map[string]any) (settings, error) {
 	case NetworkNone, NetworkCluster:
 	default:
 		add(keyErr("network", "want %q (no egress at all, the default) or %q (the namespace's own policies), got %q", NetworkNone, NetworkCluster, s.network))
+	}
+	if c.PidsLimit != nil {
+		if s.pidsLimit = *c.PidsLimit; s.pidsLimit < minPidsLimit {
+			add(keyErr("pids_limit", "want at least %d processes and threads (sandboxd's own count), got %d", minPidsLimit, s.pidsLimit))
+		}
 	}
 	var err error
 	if c.Egress != nil {

@@ -190,3 +190,35 @@ func TestWorkspaceTmpfs(t *testing.T) {
 		t.Errorf("workspaceKind %q", set.workspaceKind())
 	}
 }
+
+// TestPidsLimitObjects: pids_limit gives sandboxd its flag and the Pod a
+// user of its own, random on an emptyDir, and the same for the same
+// claim, so that the next sandbox on it owns the files.
+func TestPidsLimitObjects(t *testing.T) {
+	if _, err := parseConfig(map[string]any{"pids_limit": 8}); err == nil || err.Error() != `config: key "pids_limit": want at least 64 processes and threads (sandboxd's own count), got 8` {
+		t.Errorf("pids_limit 8: %v", err)
+	}
+	plain, err := parseConfig(map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := objects{id: "cg-1", name: "sandboxd-cg-1", ns: "ns", sandboxName: "code", set: plain}
+	if uid := *o.pod(nil).Spec.SecurityContext.RunAsUser; uid != codegenimage.UID || strings.Contains(strings.Join(o.args(), " "), "--pids-limit") {
+		t.Errorf("without pids_limit: uid %d, args %v", uid, o.args())
+	}
+	o.set, err = parseConfig(map[string]any{"pids_limit": 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := strings.Join(o.args(), " "); !strings.Contains(args, "--pids-limit 256") {
+		t.Errorf("args: %s", args)
+	}
+	a, b := *o.pod(nil).Spec.SecurityContext.RunAsUser, *o.pod(nil).Spec.SecurityContext.RunAsUser
+	if a == b || a < sandboxUIDBase || b < sandboxUIDBase || a >= 1<<31 || *o.pod(nil).Spec.SecurityContext.RunAsGroup != codegenimage.GID {
+		t.Errorf("emptyDir sandboxes' users %d and %d: want two of their own, below 2^31, in the image's group", a, b)
+	}
+	o.set.workspacePVC = "claim"
+	if a, b := *o.pod(nil).Spec.SecurityContext.RunAsUser, *o.pod(nil).Spec.SecurityContext.RunAsUser; a != b || a < sandboxUIDBase {
+		t.Errorf("a claim's sandboxes' users %d and %d: want the same one", a, b)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/altairalabs/promptkit-sandbox/internal/codegenimage"
 	"github.com/altairalabs/promptkit-sandbox/internal/kubecluster"
 	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
@@ -101,5 +102,49 @@ func TestWorkspaceTmpfsOnTheRealCluster(t *testing.T) {
 		if c.RestartCount != 0 {
 			t.Errorf("container %s restarted %d times", c.Name, c.RestartCount)
 		}
+	}
+}
+
+// TestPidsLimitOnTheRealCluster: with pids_limit each sandbox runs as a
+// user of its own held to that many tasks: one starting 100 sleeps under
+// 64 is refused some (bash says so) and answers after; another sandbox
+// on the same node, with the same limit, starts its own meanwhile. (100
+// sleeps, not a fork bomb: were the limit not to hold, a bomb would take
+// the node's pids, and the CI machine with them.)
+func TestPidsLimitOnTheRealCluster(t *testing.T) {
+	k := kubecluster.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	img := imageOnNode(ctx, t, k)
+	ns := k.Namespace(t)
+	p := NewProvider(nil)
+	t.Cleanup(func() { _ = p.Close() })
+	cfg := map[string]any{"image": img.Ref, "kubeconfig": k.CodegenKubeconfig(t, ns), "memory": "512Mi", "cpus": "500m", "pids_limit": 64}
+	crowded, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "crowded", Mode: Mode, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "other", Mode: Mode, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, ocs := mcptest.Connect(t, crowded.Endpoint, crowded.Token), mcptest.Connect(t, other.Endpoint, other.Token)
+	if a, b := mcptest.CallText(t, cs, "Bash", map[string]any{"command": "id -u"}), mcptest.CallText(t, ocs, "Bash", map[string]any{"command": "id -u"}); a == b || a == strconv.Itoa(codegenimage.UID) {
+		t.Errorf("the sandboxes' users: %q and %q, want one of their own each", a, b)
+	}
+	done := make(chan string, 1)
+	go func() {
+		text, _ := mcptest.Call(t, cs, "Bash", map[string]any{"command": `for i in $(seq 100); do sleep 20 & done 2>&1; echo started`, "timeout": 15000})
+		done <- text
+	}()
+	time.Sleep(3 * time.Second)
+	if out := mcptest.CallText(t, ocs, "Bash", map[string]any{"command": `for i in $(seq 20); do sleep 1 & done; wait; echo twenty`}); strings.TrimSpace(out) != "twenty" {
+		t.Errorf("the other sandbox, meanwhile: %q", out)
+	}
+	if text := <-done; !strings.Contains(text, "Resource temporarily unavailable") {
+		t.Errorf("100 sleeps under a limit of 64: %.400q", text)
+	}
+	if out := mcptest.CallText(t, cs, "Bash", map[string]any{"command": "echo alive"}); strings.TrimSpace(out) != "alive" {
+		t.Fatalf("after the limit was hit: %q", out)
 	}
 }

@@ -164,6 +164,7 @@ func (o objects) args() []string {
 	if o.set.metrics {
 		args = append(args, "--metrics-addr", "$(POD_IP):"+strconv.Itoa(MetricsPort))
 	}
+	args = append(args, o.pidsArgs()...)
 	if o.set.egress != nil {
 		args = append(args, "--egress-tunnel", "$(POD_IP):"+strconv.Itoa(egresstunnel.Port))
 		if egress.Injects(o.set.egress) {
@@ -187,7 +188,7 @@ func (o objects) service(owner *corev1.Secret) *corev1.Service {
 // pod runs sandboxd under the image's hardening profile
 // (internal/codegenimage), as docker_codegen's container does.
 func (o objects) pod(owner *corev1.Secret) *corev1.Pod {
-	uid, gid := int64(codegenimage.UID), int64(codegenimage.GID)
+	uid, gid := o.runAsUser(), int64(codegenimage.GID)
 	yes, no := true, false
 	grace := int64(2)
 	tokenMode := int32(0o440) // the group is fsGroup, sandboxd's

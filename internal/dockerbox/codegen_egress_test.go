@@ -63,12 +63,7 @@ func TestCodegenEgress(t *testing.T) {
 	bash := func(cmd string) string {
 		return mcptest.CallText(t, cs, "Bash", map[string]any{"command": cmd})
 	}
-	// get asks the proxy the agent's environment names for a URL, as an
-	// HTTP client would, and prints the whole answer.
-	get := func(url, host string) string {
-		return bash(fmt.Sprintf(`p=${HTTP_PROXY#http://}; exec 3<>/dev/tcp/${p%%:*}/${p##*:} &&
-printf 'GET %s HTTP/1.0\r\nHost: %s\r\n\r\n' >&3 && cat <&3`, url, host))
-	}
+	get := func(url, host string) string { return egresstest.Get(t, cs, url, host) }
 	if out := get("http://deps.test/golang.org/x/mod", "deps.test"); !strings.Contains(out, "200 OK") || !strings.Contains(out, "module /golang.org/x/mod from deps") {
 		t.Errorf("an allowed host: %s", out)
 	}

@@ -2,6 +2,7 @@ package kubecodegen
 
 import (
 	"context"
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,16 +23,11 @@ import (
 // is not tried here: the cluster has no per-Pod pids limit, see
 // docs/kubernetes.md, and it would take the node's pids.)
 func TestMemoryHogOnTheRealCluster(t *testing.T) {
-	k := kubecluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	img := imageOnNode(ctx, t, k)
-	ns := k.Namespace(t)
-	p := NewProvider(nil)
-	t.Cleanup(func() { _ = p.Close() })
-	got, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: map[string]any{
-		"image": img.Ref, "kubeconfig": k.CodegenKubeconfig(t, ns), "memory": "256Mi", "cpus": "500m",
-	}})
+	s := newClusterSetup(ctx, t, map[string]any{"memory": "256Mi"})
+	k, ns, p := s.k, s.ns, s.p
+	got, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: s.cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,16 +58,11 @@ func TestMemoryHogOnTheRealCluster(t *testing.T) {
 // it fails with "No space left on device" and the Pod goes on (not
 // evicted, not restarted); the usage reports the limit.
 func TestWorkspaceTmpfsOnTheRealCluster(t *testing.T) {
-	k := kubecluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	img := imageOnNode(ctx, t, k)
-	ns := k.Namespace(t)
-	p := NewProvider(nil)
-	t.Cleanup(func() { _ = p.Close() })
-	got, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: map[string]any{
-		"image": img.Ref, "kubeconfig": k.CodegenKubeconfig(t, ns), "memory": "512Mi", "cpus": "500m", "workspace_tmpfs": "8Mi",
-	}})
+	s := newClusterSetup(ctx, t, map[string]any{"workspace_tmpfs": "8Mi"})
+	k, ns, p := s.k, s.ns, s.p
+	got, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: s.cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,14 +103,10 @@ func TestWorkspaceTmpfsOnTheRealCluster(t *testing.T) {
 // sleeps, not a fork bomb: were the limit not to hold, a bomb would take
 // the node's pids, and the CI machine with them.)
 func TestPidsLimitOnTheRealCluster(t *testing.T) {
-	k := kubecluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	img := imageOnNode(ctx, t, k)
-	ns := k.Namespace(t)
-	p := NewProvider(nil)
-	t.Cleanup(func() { _ = p.Close() })
-	cfg := map[string]any{"image": img.Ref, "kubeconfig": k.CodegenKubeconfig(t, ns), "memory": "512Mi", "cpus": "500m", "pids_limit": 64}
+	s := newClusterSetup(ctx, t, map[string]any{"pids_limit": 64})
+	p, cfg := s.p, s.cfg
 	crowded, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "crowded", Mode: Mode, Config: cfg})
 	if err != nil {
 		t.Fatal(err)
@@ -147,4 +134,27 @@ func TestPidsLimitOnTheRealCluster(t *testing.T) {
 	if out := mcptest.CallText(t, cs, "Bash", map[string]any{"command": "echo alive"}); strings.TrimSpace(out) != "alive" {
 		t.Fatalf("after the limit was hit: %q", out)
 	}
+}
+
+// clusterSetup is what a test of a sandbox on the real cluster starts
+// from: the cluster, a namespace of the test's own, a provider closed
+// after the test, and an entry's config for the image on the node
+// (512Mi, half a core), extra's keys over it.
+type clusterSetup struct {
+	k   *kubecluster.Cluster
+	ns  string
+	p   *Provider
+	cfg map[string]any
+}
+
+func newClusterSetup(ctx context.Context, t *testing.T, extra map[string]any) clusterSetup {
+	t.Helper()
+	k := kubecluster.Shared(t)
+	img := imageOnNode(ctx, t, k)
+	ns := k.Namespace(t)
+	p := NewProvider(nil)
+	t.Cleanup(func() { _ = p.Close() })
+	cfg := map[string]any{"image": img.Ref, "kubeconfig": k.CodegenKubeconfig(t, ns), "memory": "512Mi", "cpus": "500m"}
+	maps.Copy(cfg, extra)
+	return clusterSetup{k: k, ns: ns, p: p, cfg: cfg}
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/altairalabs/promptkit-sandbox/internal/kubecluster"
 	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
 	"github.com/altairalabs/promptkit-sandbox/plugin"
 	"github.com/altairalabs/promptkit-sandbox/plugin/provision"
@@ -71,16 +70,11 @@ func TestParseCgroupUsage(t *testing.T) {
 // workspace's size and limit, read
 // with the provider's own RBAC; a List that does not ask reports none.
 func TestUsageOnTheRealCluster(t *testing.T) {
-	k := kubecluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	img := imageOnNode(ctx, t, k)
-	ns := k.Namespace(t)
-	p := NewProvider(nil)
-	t.Cleanup(func() { _ = p.Close() })
-	got, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: map[string]any{
-		"image": img.Ref, "kubeconfig": k.CodegenKubeconfig(t, ns), "memory": "512Mi", "cpus": "500m",
-	}})
+	s := newClusterSetup(ctx, t, nil)
+	p := s.p
+	got, err := p.Provision(ctx, plugin.ProvisionSpec{Name: "code", Mode: Mode, Config: s.cfg})
 	if err != nil {
 		t.Fatal(err)
 	}

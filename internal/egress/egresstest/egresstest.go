@@ -9,6 +9,11 @@ import (
 	"fmt"
 	"net"
 	"net/http/httptest"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/altairalabs/promptkit-sandbox/internal/mcptest"
 )
 
 // Dial is how a proxy opens its upstreams (egress.Options.Dial).
@@ -32,4 +37,14 @@ func Upstreams(routes map[string]*httptest.Server) (Dial, *x509.CertPool) {
 		return (&net.Dialer{}).DialContext(ctx, network, s.Listener.Addr().String())
 	}
 	return dial, roots
+}
+
+// Get has a sandbox's Bash ask the proxy its environment names
+// ($HTTP_PROXY) for url, as an HTTP client would, through bash's own
+// /dev/tcp (no client of the image's), and returns the whole answer,
+// status line and headers included.
+func Get(t testing.TB, cs *mcp.ClientSession, url, host string) string {
+	t.Helper()
+	return mcptest.CallText(t, cs, "Bash", map[string]any{"command": fmt.Sprintf(`p=${HTTP_PROXY#http://}; exec 3<>/dev/tcp/${p%%:*}/${p##*:} &&
+printf 'GET %s HTTP/1.0\r\nHost: %s\r\n\r\n' >&3 && cat <&3`, url, host)})
 }

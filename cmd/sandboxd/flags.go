@@ -44,7 +44,7 @@ type options struct {
 	egressListen string
 	egressCA     string
 
-	pidsLimit int64
+	pidsLimit uint64
 }
 
 // list is a repeatable flag.
@@ -119,7 +119,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.egressTunnel, "egress-tunnel", "", "listen on `ADDR` (e.g. $(POD_IP):7426) for the provider's egress tunnel, for a sandbox that can dial nothing, not even its provider: the provider connects in with sandboxd's token, the first to do so holds the tunnel while it lasts, and sandboxd relays --egress-listen through it as it would to --egress-socket, which it excludes; off loopback the token must be given, as for --addr; off when empty (SANDBOXD_EGRESS_TUNNEL)")
 	fs.StringVar(&o.egressListen, "egress-listen", DefaultEgressListen, "the loopback `address` the egress relay listens on (SANDBOXD_EGRESS_LISTEN)")
 	fs.StringVar(&o.egressCA, "egress-ca", "", "a CA bundle `FILE` the agent's commands trust, for a proxy that adds credentials to HTTPS requests (SSL_CERT_FILE, NODE_EXTRA_CA_CERTS and the like) (SANDBOXD_EGRESS_CA)")
-	fs.Int64Var(&o.pidsLimit, "pids-limit", 0, "hold this sandbox's user to `N` processes and threads (RLIMIT_NPROC, sandboxd's own threads counted), for a sandbox whose runtime sets no pids limit of its own: a fork bomb of the agent's is held there; the user must be this sandbox's alone, as the kernel counts all of a user's processes; 0 sets none (SANDBOXD_PIDS_LIMIT)")
+	fs.Uint64Var(&o.pidsLimit, "pids-limit", 0, "hold this sandbox's user to `N` processes and threads (RLIMIT_NPROC, sandboxd's own threads counted), for a sandbox whose runtime sets no pids limit of its own: a fork bomb of the agent's is held there; the user must be this sandbox's alone, as the kernel counts all of a user's processes; 0 sets none (SANDBOXD_PIDS_LIMIT)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)

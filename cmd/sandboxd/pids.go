@@ -21,9 +21,9 @@ const minPidsLimit = 64
 // inherits it, and so does sandboxd, which the spare threads, made
 // first, keep alive when the agent has taken the rest (see
 // spareThreads).
-func limitProcesses(n int64) error {
+func limitProcesses(n uint64) error {
 	reserveSpareThreads()
-	lim := syscall.Rlimit{Cur: uint64(n), Max: uint64(n)}
+	lim := syscall.Rlimit{Cur: n, Max: n}
 	if err := syscall.Setrlimit(rlimitNPROC, &lim); err != nil {
 		return fmt.Errorf("--pids-limit %d: %w", n, err)
 	}
@@ -32,7 +32,7 @@ func limitProcesses(n int64) error {
 
 // checkPidsLimit refuses a --pids-limit sandboxd's own threads would use
 // up, before anything starts.
-func checkPidsLimit(n int64) error {
+func checkPidsLimit(n uint64) error {
 	if n != 0 && n < minPidsLimit {
 		return fmt.Errorf("--pids-limit %d: want at least %d (sandboxd's own threads count against it), or 0 for none", n, minPidsLimit)
 	}

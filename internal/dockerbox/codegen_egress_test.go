@@ -1,15 +1,12 @@
 package dockerbox
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -95,7 +92,7 @@ func TestCodegenEgress(t *testing.T) {
 	// included, as a core dump would hold it: read from the host, as
 	// root may (sandboxd is not dumpable to its own user).
 	if os.Geteuid() == 0 {
-		if where := memoryHolding(t, docker(t, "inspect", "--format", "{{.State.Pid}}", id), []byte(egressSecret)); where != "" {
+		if where := egresstest.MemoryHolding(t, egresstest.ProcessTree(docker(t, "inspect", "--format", "{{.State.Pid}}", id)), []byte(egressSecret)); where != "" {
 			t.Errorf("the secret is in the memory of %s", where)
 		}
 	} else {
@@ -109,56 +106,6 @@ func TestCodegenEgress(t *testing.T) {
 	if out := bash(`s=$(printf '%s' '` + string(reversed) + `' | rev); grep -rlF -- "$s" /workspace /tmp /run /cache 2>/dev/null; echo searched`); strings.TrimSpace(out) != "searched" {
 		t.Errorf("the secret is in the sandbox's files: %s", out)
 	}
-}
-
-// memoryHolding returns the process (PID and command) of the tree under
-// the host PID pid whose readable memory holds needle, or "".
-func memoryHolding(t *testing.T, pid string, needle []byte) string {
-	t.Helper()
-	pids := []string{strings.TrimSpace(pid)}
-	for i := 0; i < len(pids); i++ {
-		tasks, _ := filepath.Glob("/proc/" + pids[i] + "/task/*/children")
-		for _, f := range tasks {
-			b, _ := os.ReadFile(f)
-			pids = append(pids, strings.Fields(string(b))...)
-		}
-	}
-	scanned := 0
-	for _, p := range pids {
-		maps, err := os.ReadFile("/proc/" + p + "/maps")
-		if err != nil {
-			continue
-		}
-		mem, err := os.Open("/proc/" + p + "/mem")
-		if err != nil {
-			t.Fatalf("read the memory of %s: %v", p, err)
-		}
-		for _, line := range strings.Split(string(maps), "\n") {
-			f := strings.Fields(line)
-			if len(f) < 2 || f[1][0] != 'r' {
-				continue
-			}
-			lo, hi, ok := strings.Cut(f[0], "-")
-			start, err1 := strconv.ParseUint(lo, 16, 64)
-			end, err2 := strconv.ParseUint(hi, 16, 64)
-			if !ok || err1 != nil || err2 != nil || end-start > 1<<30 {
-				continue
-			}
-			buf := make([]byte, end-start)
-			n, _ := mem.ReadAt(buf, int64(start))
-			if bytes.Contains(buf[:n], needle) {
-				comm, _ := os.ReadFile("/proc/" + p + "/comm")
-				mem.Close()
-				return p + " (" + strings.TrimSpace(string(comm)) + ")"
-			}
-		}
-		mem.Close()
-		scanned++
-	}
-	if scanned < 2 {
-		t.Fatalf("searched the memory of %d processes under %s, want the engine's init and sandboxd at least", scanned, pid)
-	}
-	return ""
 }
 
 // TestCodegenEgressValidates: egress rules are checked as the entry is

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,6 +121,22 @@ func TestEgressOnTheRealCluster(t *testing.T) {
 	}
 	if out := bash(`echo "$HTTP_PROXY $SSL_CERT_FILE"; grep -c 'BEGIN CERTIFICATE' "$SSL_CERT_FILE"`); !strings.Contains(out, "http://127.0.0.1:3128 /run/sandboxd/egress-ca.pem") {
 		t.Errorf("the agent's proxy settings: %s", out)
+	}
+	// Nor in the memory of the Pod's processes, sandboxd's included, as
+	// a core dump would hold it (read from the node, this machine, as
+	// root may), nor in any file the sandbox can write, searched for
+	// spelt backwards so that the search does not carry it in.
+	if os.Geteuid() == 0 {
+		if where := egresstest.MemoryHolding(t, egresstest.CgroupProcesses("pod"+string(pod.UID)), []byte(egressSecret)); where != "" {
+			t.Errorf("the secret is in the memory of %s", where)
+		}
+	} else {
+		t.Log("not root: the Pod's memory is not searched for the secret")
+	}
+	reversed := []byte(egressSecret)
+	slices.Reverse(reversed)
+	if out := bash(`s=$(printf '%s' '` + string(reversed) + `' | rev); grep -rlF -- "$s" /workspace /tmp /run 2>/dev/null; echo searched`); strings.TrimSpace(out) != "searched" {
+		t.Errorf("the secret is in the sandbox's files: %s", out)
 	}
 
 	if err := p.Pause(ctx, got.ID); err != nil {

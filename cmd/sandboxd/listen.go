@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/altairalabs/promptkit-sandbox/cmd/sandboxd/internal/server"
 )
@@ -38,10 +37,9 @@ func localAddr(addr string) bool {
 	return unixPath(addr) != "" || server.LoopbackAddr(addr)
 }
 
-// listen opens addr: TCP host:port, or unix:PATH. The socket is created
-// with socketMode from the start (under a umask, so there is no moment
-// at the default mode); a stale socket left by a sandboxd that died is
-// replaced, any other file in the way is an error.
+// listen opens addr: TCP host:port, or unix:PATH. The socket has
+// socketMode from the start (listenUnix); a stale socket left by a
+// sandboxd that died is replaced, any other file in the way is an error.
 func listen(addr string) (net.Listener, error) {
 	path := unixPath(addr)
 	if path == "" {
@@ -54,16 +52,10 @@ func listen(addr string) (net.Listener, error) {
 	if err := removeStaleSocket(path); err != nil {
 		return nil, err
 	}
-	// The umask is process-wide; nothing else creates files while
-	// sandboxd starts.
-	old := syscall.Umask(0o777 &^ socketMode)
-	ln, err := net.Listen("unix", path)
-	syscall.Umask(old)
+	ln, err := listenUnix(path, socketMode)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	// Closing the listener removes the socket file (net.UnixListener's
-	// unlink-on-close, on by default for sockets it created).
 	return ln, nil
 }
 

@@ -62,6 +62,8 @@ type box struct {
 	egress     *egress.Proxy
 	stopTunnel context.CancelFunc
 	tunnelDone chan struct{}
+	// died is why the sandbox's Pod ended, once a List saw it (alive.go).
+	died atomic.Pointer[string]
 }
 
 func (b *box) Info() plugin.Provisioned           { return b.info }

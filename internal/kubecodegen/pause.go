@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/altairalabs/promptkit-sandbox/internal/loopback"
@@ -61,12 +62,15 @@ func (b *box) Pause(ctx context.Context) error {
 // that fails opens the endpoints again. pauseMu is held.
 func (b *box) stopPod(ctx context.Context) error {
 	o := b.o
-	if err := b.cs.CoreV1().Pods(o.ns).Delete(ctx, o.name, metav1.DeleteOptions{}); err != nil {
+	// A Pod already gone (deleted by someone, alive.go) is paused as it is.
+	if err := b.cs.CoreV1().Pods(o.ns).Delete(ctx, o.name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		b.serve()
 		return b.apiErr("delete Pod "+o.name, err)
 	}
-	// Paused from here: the Pod is going, whatever the wait says.
+	// Paused from here: the Pod is going, whatever the wait says; how
+	// the last one ended no longer matters.
 	b.paused.Store(true)
+	b.died.Store(nil)
 	ctx, cancel := context.WithTimeout(ctx, goneTimeout)
 	defer cancel()
 	return b.podGone(ctx)
@@ -84,6 +88,7 @@ func (b *box) Resume(ctx context.Context) error {
 	if err := b.startPod(ctx); err != nil {
 		return err
 	}
+	b.died.Store(nil) // a new Pod, whatever ended the last one
 	b.paused.Store(false)
 	b.serve()
 	return nil

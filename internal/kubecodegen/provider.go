@@ -92,9 +92,11 @@ func (p *Provider) Release(ctx context.Context, id string, opts plugin.ReleaseOp
 	return p.boxes.Release(ctx, id, opts)
 }
 
-// List returns the sandboxes held, without their tokens; with
-// opts.Usage, what each uses now (usage.go).
+// List returns the sandboxes held, without their tokens, each with
+// whether its Pod runs (alive.go); with opts.Usage, what each uses now
+// (usage.go).
 func (p *Provider) List(ctx context.Context, opts plugin.ListOptions) ([]plugin.Provisioned, error) {
+	p.checkPods(ctx)
 	list := p.boxes.List()
 	if opts.Usage {
 		p.withUsage(ctx, list)

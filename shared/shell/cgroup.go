@@ -46,11 +46,11 @@ var hostCgroups struct {
 
 // spareCgroups is how many cgroups are made ahead: a call takes one
 // instead of making its own on its way, and its release is off the way
-// too, which together are about 3% of a Bash call of `true`.
+// too, which together were about 5% of a sandboxd Bash call of `true`.
 const spareCgroups = 2
 
-// removeWithin bounds how long a call waits for its cgroup to empty
-// before leaving its removal to the keeper.
+// removeWithin bounds how long a call's cgroup is waited for to empty,
+// in the background, before its removal is left to the keeper.
 const removeWithin = time.Second
 
 // newCallCgroup gives a call a cgroup of its own: one made ahead when

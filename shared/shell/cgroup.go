@@ -39,9 +39,9 @@ var hostCgroups struct {
 	// would take for this process's end.
 	keeper *os.File
 	// spare holds cgroups made ahead of the calls that take them, never
-	// used before; refill asks for more.
-	spare  chan *callCgroup
-	refill chan struct{}
+	// used before; refilling is set while a goroutine makes more.
+	spare     chan *callCgroup
+	refilling atomic.Bool
 }
 
 // spareCgroups is how many cgroups are made ahead: a call takes one
@@ -89,27 +89,24 @@ func makeCallCgroup() (*callCgroup, error) {
 	return &callCgroup{dir: dir, fd: fd, kill: kill}, nil
 }
 
-// refillSpares wakes the goroutine that makes spare cgroups.
+// refillSpares makes spare cgroups up to spareCgroups, in a goroutine
+// that ends once they are made (none waits between calls). One that
+// cannot be made is made by the call that needs it, which then reports
+// why; a refill asked for while one runs is left to the next call's.
 func refillSpares() {
-	select {
-	case hostCgroups.refill <- struct{}{}:
-	default: // it is awake already
+	if !hostCgroups.refilling.CompareAndSwap(false, true) {
+		return
 	}
-}
-
-// makeSpares keeps spare cgroups made, for the life of the process. One
-// that cannot be made is made by the call that needs it, which then
-// reports why.
-func makeSpares() {
-	for range hostCgroups.refill {
+	go func() {
+		defer hostCgroups.refilling.Store(false)
 		for len(hostCgroups.spare) < cap(hostCgroups.spare) {
 			c, err := makeCallCgroup()
 			if err != nil {
-				break
+				return
 			}
 			hostCgroups.spare <- c
 		}
-	}
+	}()
 }
 
 // setUpHostCgroup makes the host's cgroup under its own, where the host
@@ -138,8 +135,6 @@ func setUpHostCgroup() {
 	}
 	hostCgroups.dir = dir
 	hostCgroups.spare = make(chan *callCgroup, spareCgroups)
-	hostCgroups.refill = make(chan struct{}, 1)
-	go makeSpares()
 }
 
 // startKeeper starts the process that kills and removes dir once this

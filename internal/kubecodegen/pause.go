@@ -88,7 +88,6 @@ func (b *box) Resume(ctx context.Context) error {
 	if err := b.startPod(ctx); err != nil {
 		return err
 	}
-	b.died.Store(nil) // a new Pod, whatever ended the last one
 	b.paused.Store(false)
 	b.serve()
 	return nil
